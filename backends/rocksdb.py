@@ -1,0 +1,316 @@
+"""RocksDB backend (embedded, durable) through rocksdict.
+
+Layout: one RocksDB directory with column families ``refs`` and ``objs``. A row key is the
+repository id, length-prefixed, followed by the ref name (UTF-8) or the object id, so that each
+repository's rows are contiguous: scans seek to the prefix instead of reading the whole family, and
+erasing a repository is one range delete.
+
+RocksDB has no compare-and-swap, so conditional writes take an in-process lock (striped by row key)
+around read-compare-write. RocksDB itself allows only one process per directory (it holds a LOCK
+file), so in-process locks are enough.
+"""
+
+from __future__ import annotations
+
+import gc
+import shutil
+import struct
+import tempfile
+import threading
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import msgpack
+
+from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
+from persist_spi.errors import BackendConfigError, BackendUnavailable
+from persist_spi.registry import BackendFactory
+
+CAPABILITIES = Capabilities(hard_object_size_limit=None, multi_process=False, durable=True)
+_LOCK_STRIPES = 64
+_FETCH_CHUNK = 1000
+
+
+def _repo_prefix(repo: str) -> bytes:
+    raw = repo.encode("utf-8")
+    return struct.pack(">H", len(raw)) + raw
+
+
+def _prefix_end(prefix: bytes) -> bytes:
+    """The smallest key greater than every key starting with ``prefix``."""
+    trimmed = prefix.rstrip(b"\xff")
+    return trimmed[:-1] + bytes([trimmed[-1] + 1]) if trimmed else prefix + b"\xff" * 8
+
+
+def _pack_ref(row: RefRow) -> bytes:
+    packed: bytes = msgpack.packb(
+        [row.pointer, row.deleted, row.created_at_micros, row.extended_info, row.previous_pointers],
+        use_bin_type=True,
+    )
+    return packed
+
+
+def _unpack_ref(name: str, raw: bytes) -> RefRow:
+    pointer, deleted, created, ext, prev = msgpack.unpackb(raw)
+    return RefRow(name, pointer, deleted, created, ext, prev)
+
+
+def _pack_obj(row: ObjRow) -> bytes:
+    packed: bytes = msgpack.packb(
+        [row.obj_type, row.version_token, row.referenced, row.data], use_bin_type=True
+    )
+    return packed
+
+
+def _unpack_obj(obj_id: bytes, raw: bytes) -> ObjRow:
+    obj_type, token, referenced, data = msgpack.unpackb(raw)
+    return ObjRow(obj_id, obj_type, token, data, referenced)
+
+
+class RocksDBAdapter(BackendAdapter):
+    name = "rocksdb"
+
+    def __init__(self, path: Path, *, sync_writes: bool = False, remove_on_close: bool = False) -> None:
+        from rocksdict import AccessType, Options, Rdict, WriteOptions  # noqa: F401 (driver import)
+
+        self._path = path
+        self._remove_on_close = remove_on_close
+        options = Options(raw_mode=True)
+        options.create_if_missing(True)
+        options.create_missing_column_families(True)
+        families = {"refs": Options(raw_mode=True), "objs": Options(raw_mode=True)}
+        path.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = Rdict(str(path), options=options, column_families=families)
+        except Exception as e:
+            message = str(e)
+            if "lock" in message.lower():
+                raise BackendUnavailable(
+                    "rocksdb",
+                    str(path),
+                    "the database directory is locked by another process or handle",
+                    "RocksDB allows one process per directory: stop the other user or pick another path",
+                ) from e
+            raise BackendUnavailable(
+                "rocksdb",
+                str(path),
+                f"cannot open the database ({message})",
+                "check the path and its permissions",
+            ) from e
+        write_options = WriteOptions()
+        write_options.sync = sync_writes
+        self._db.set_write_options(write_options)
+        self._refs = self._db.get_column_family("refs")
+        self._objs = self._db.get_column_family("objs")
+        self._locks = [threading.Lock() for _ in range(_LOCK_STRIPES)]
+        self._closed = False
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return CAPABILITIES
+
+    @property
+    def address(self) -> str:
+        return f"rocksdb://{self._path}"
+
+    def setup_schema(self) -> str:
+        return f"rocksdb at {self._path}: column families refs, objs"
+
+    def server_version(self) -> str | None:
+        from importlib.metadata import version
+
+        return f"rocksdict {version('rocksdict')}"
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        # RocksDB keeps its directory lock while any column-family handle is alive: drop them first.
+        del self._refs, self._objs
+        gc.collect()
+        self._db.close()
+        del self._db
+        gc.collect()
+        if self._remove_on_close:
+            shutil.rmtree(self._path, ignore_errors=True)
+
+    def _lock(self, key: bytes) -> threading.Lock:
+        return self._locks[hash(key) % _LOCK_STRIPES]
+
+    # --- references ------------------------------------------------------------------------------
+
+    def fetch_refs(self, repo: str, names: Sequence[str]) -> list[RefRow | None]:
+        prefix = _repo_prefix(repo)
+        raws: list[bytes | None] = self._refs.get([prefix + n.encode("utf-8") for n in names])  # type: ignore[assignment]
+        return [None if raw is None else _unpack_ref(n, raw) for n, raw in zip(names, raws, strict=True)]
+
+    def insert_ref(self, repo: str, row: RefRow) -> bool:
+        key = _repo_prefix(repo) + row.name.encode("utf-8")
+        with self._lock(key):
+            if self._refs.get(key) is not None:
+                return False
+            self._refs[key] = _pack_ref(row)
+            return True
+
+    def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
+        key = _repo_prefix(repo) + expected.name.encode("utf-8")
+        with self._lock(key):
+            raw = self._refs.get(key)
+            if raw is None or not _unpack_ref(expected.name, raw).same_condition(expected):
+                return False
+            self._refs[key] = _pack_ref(new)
+            return True
+
+    def delete_ref(self, repo: str, expected: RefRow) -> bool:
+        key = _repo_prefix(repo) + expected.name.encode("utf-8")
+        with self._lock(key):
+            raw = self._refs.get(key)
+            if raw is None or not _unpack_ref(expected.name, raw).same_condition(expected):
+                return False
+            del self._refs[key]
+            return True
+
+    # --- objects ---------------------------------------------------------------------------------
+
+    def fetch_objs(self, repo: str, ids: Sequence[bytes]) -> list[ObjRow | None]:
+        prefix = _repo_prefix(repo)
+        result: list[ObjRow | None] = []
+        for start in range(0, len(ids), _FETCH_CHUNK):
+            chunk = ids[start : start + _FETCH_CHUNK]
+            raws: list[bytes | None] = self._objs.get([prefix + i for i in chunk])  # type: ignore[assignment]
+            result.extend(
+                None if raw is None else _unpack_obj(i, raw) for i, raw in zip(chunk, raws, strict=True)
+            )
+        return result
+
+    def insert_objs(self, repo: str, rows: Sequence[ObjRow]) -> list[bool]:
+        prefix = _repo_prefix(repo)
+        result = []
+        for row in rows:
+            key = prefix + row.obj_id
+            with self._lock(key):
+                raw = self._objs.get(key)
+                if raw is None:
+                    self._objs[key] = _pack_obj(row)
+                    result.append(True)
+                else:
+                    self._objs[key] = _pack_obj(
+                        _unpack_obj(row.obj_id, raw)._replace(referenced=row.referenced)
+                    )
+                    result.append(False)
+        return result
+
+    def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
+        prefix = _repo_prefix(repo)
+        for row in rows:
+            key = prefix + row.obj_id
+            with self._lock(key):
+                self._objs[key] = _pack_obj(row)
+
+    def delete_objs(self, repo: str, ids: Sequence[bytes]) -> None:
+        prefix = _repo_prefix(repo)
+        for i in ids:
+            key = prefix + i
+            with self._lock(key):
+                del self._objs[key]
+
+    def delete_obj_if_referenced(self, repo: str, obj_id: bytes, referenced: int) -> bool:
+        key = _repo_prefix(repo) + obj_id
+        with self._lock(key):
+            raw = self._objs.get(key)
+            if raw is None or _unpack_obj(obj_id, raw).referenced != referenced:
+                return False
+            del self._objs[key]
+            return True
+
+    def update_obj_if_version(self, repo: str, expected_type: str, expected_token: str, row: ObjRow) -> bool:
+        key = _repo_prefix(repo) + row.obj_id
+        with self._lock(key):
+            raw = self._objs.get(key)
+            if raw is None:
+                return False
+            current = _unpack_obj(row.obj_id, raw)
+            if (current.obj_type, current.version_token) != (expected_type, expected_token):
+                return False
+            self._objs[key] = _pack_obj(row)
+            return True
+
+    def delete_obj_if_version(
+        self, repo: str, obj_id: bytes, expected_type: str, expected_token: str
+    ) -> bool:
+        key = _repo_prefix(repo) + obj_id
+        with self._lock(key):
+            raw = self._objs.get(key)
+            if raw is None:
+                return False
+            current = _unpack_obj(obj_id, raw)
+            if (current.obj_type, current.version_token) != (expected_type, expected_token):
+                return False
+            del self._objs[key]
+            return True
+
+    def scan_objs(self, repo: str, types: frozenset[str] | None) -> Iterator[ObjRow]:
+        prefix = _repo_prefix(repo)
+        start = len(prefix)
+        key: bytes
+        raw: bytes
+        for key, raw in self._objs.items(from_key=prefix):  # type: ignore[assignment]
+            if not key.startswith(prefix):
+                break
+            row = _unpack_obj(key[start:], raw)
+            if types is None or row.obj_type in types:
+                yield row
+
+    def erase_repositories(self, repos: Collection[str]) -> None:
+        for repo in repos:
+            prefix = _repo_prefix(repo)
+            end = _prefix_end(prefix)
+            self._refs.delete_range(prefix, end)
+            self._objs.delete_range(prefix, end)
+
+
+class RocksDBBackendFactory(BackendFactory):
+    """``rocksdb:///path/to/dir`` (or a plain path); no URL gives a temporary directory removed on
+    close. Option ``sync=true`` fsyncs every write (slower, survives an OS crash)."""
+
+    name = "rocksdb"
+    description = "Embedded RocksDB (rocksdict): durable, single process, nothing to start"
+    required_modules = ("rocksdict",)
+    extra = "rocksdb"
+    default_url = None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return CAPABILITIES
+
+    def create(self, url: str | None = None, options: Mapping[str, Any] | None = None) -> RocksDBAdapter:
+        opts: dict[str, Any] = dict(options or {})
+        if not url:
+            path = Path(tempfile.mkdtemp(prefix="lochkit-rocksdb-"))
+            return RocksDBAdapter(path, sync_writes=_flag(opts.get("sync")), remove_on_close=True)
+        parsed = urlparse(url)
+        if parsed.scheme not in ("", "rocksdb", "file"):
+            raise BackendConfigError(
+                "rocksdb",
+                url,
+                f"unsupported URL scheme '{parsed.scheme}'",
+                "use rocksdb:///path/to/dir or a plain directory path",
+            )
+        for key, values in parse_qs(parsed.query).items():
+            opts.setdefault(key, values[-1])
+        unknown = set(opts) - {"sync"}
+        if unknown:
+            raise BackendConfigError(
+                "rocksdb",
+                url,
+                f"unknown option(s) {', '.join(sorted(unknown))}",
+                "the only option is sync=true|false",
+            )
+        path = Path((parsed.netloc + parsed.path) if parsed.scheme else url)
+        return RocksDBAdapter(path, sync_writes=_flag(opts.get("sync")))
+
+
+def _flag(value: Any) -> bool:
+    return str(value).lower() in ("1", "true", "yes") if value is not None else False

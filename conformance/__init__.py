@@ -1,0 +1,12 @@
+"""lochkit's conformance suite: a pytest plugin plus suites any backend adapter can run.
+
+Run it with ``lochkit conformance --backend NAME`` or ``pytest --backend NAME`` on a module that does
+``from conformance.all import *``. A third-party adapter overrides the ``lochkit_backend_factory``
+fixture (see the README).
+"""
+
+from conformance.harness import BackendUnderTest, PersistFactory
+from conformance.provisioning import Provisioned, ServerProvisioner
+from conformance.suites.base import ConformanceSuite
+
+__all__ = ["BackendUnderTest", "ConformanceSuite", "PersistFactory", "Provisioned", "ServerProvisioner"]

@@ -1,0 +1,89 @@
+"""The backend a conformance run drives: its adapter, how it was provisioned, and Persist helpers."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.provisioning import Provisioned
+from persist_spi.adapter import BackendAdapter, Capabilities
+from persist_spi.adapter_persist import AdapterPersist
+from persist_spi.config import StoreConfig
+from persist_spi.persist import Persist
+from persist_spi.registry import BackendFactory
+
+
+@dataclass
+class BackendUnderTest:
+    name: str
+    factory: BackendFactory
+    adapter: BackendAdapter
+    provisioned: Provisioned
+    workdir: Path
+    #: Wraps every Persist the harness makes (the cache layer uses it to run suites cached).
+    persist_wrapper: Callable[[Persist], Persist] | None = None
+    _extra_adapters: list[BackendAdapter] = field(default_factory=list)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.adapter.capabilities
+
+    def new_persist(self, config: StoreConfig | None = None, **config_changes: Any) -> Persist:
+        base = config if config is not None else StoreConfig()
+        if config_changes:
+            base = base.with_changes(**config_changes)
+        persist: Persist = AdapterPersist(self.adapter, base)
+        return self.persist_wrapper(persist) if self.persist_wrapper else persist
+
+    def new_adapter(self) -> BackendAdapter:
+        """A second, independent connection to the same database (not possible for embedded
+        single-process stores, which raise)."""
+        if not self.capabilities.multi_process:
+            raise RuntimeError(f"{self.name} allows one handle per database; use .adapter")
+        adapter = self.factory.create(self.provisioned.url, self.provisioned.options)
+        self._extra_adapters.append(adapter)
+        return adapter
+
+    def close(self) -> None:
+        for adapter in self._extra_adapters:
+            adapter.close()
+        self.adapter.close()
+
+
+class PersistFactory:
+    """Makes Persists on fresh repositories and erases every repository it made afterwards."""
+
+    def __init__(self, backend: BackendUnderTest, default_config: StoreConfig) -> None:
+        self._backend = backend
+        self._default = default_config
+        self._repos: set[str] = set()
+
+    def __call__(self, repository_id: str | None = None, **config_changes: Any) -> Persist:
+        repo = repository_id if repository_id is not None else f"repo-{uuid.uuid4().hex[:12]}"
+        persist = self._backend.new_persist(self._default, repository_id=repo, **config_changes)
+        if repo not in self._repos:
+            self._repos.add(repo)
+            persist.erase()
+        return persist
+
+    @property
+    def repository_ids(self) -> set[str]:
+        return set(self._repos)
+
+    def erase_all(self) -> None:
+        if self._repos:
+            self._backend.adapter.erase_repositories(sorted(self._repos))
+            self._repos.clear()
+
+
+@contextmanager
+def fresh_persist(backend: BackendUnderTest, config: StoreConfig) -> Iterator[Persist]:
+    factory = PersistFactory(backend, config)
+    try:
+        yield factory(config.repository_id)
+    finally:
+        factory.erase_all()

@@ -1,0 +1,240 @@
+"""The lochkit pytest plugin: pick a backend, provision it, hand Persists to the suites, report.
+
+Registered through the ``pytest11`` entry point, so it is active wherever lochkit is installed; it
+does nothing for tests that do not use its fixtures.
+
+Options: ``--backend NAME`` (repeatable, comma-separated, or ``all``; env ``LOCHKIT_BACKEND``),
+``--backend-url NAME=URL`` (env ``LOCHKIT_<NAME>_URL``), ``--provision METHOD`` (env
+``LOCHKIT_PROVISION``), ``--lochkit-report FILE`` (JSON per backend and area).
+
+A third-party adapter overrides one fixture, ``lochkit_backend_factory``, in its ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.harness import BackendUnderTest, PersistFactory
+from conformance.provisioning import METHODS, provision
+from conformance.report import ConformanceReport
+from conformance.suites.base import ConformanceSuite, deviation_reason
+from persist_spi.config import StoreConfig
+from persist_spi.persist import Persist
+from persist_spi.registry import BackendFactory, backend_factory, discover_backends
+
+_REPORT_KEY = pytest.StashKey[ConformanceReport]()
+_CONFIG: dict[str, pytest.Config] = {}
+_TEST_INFO_KEY = pytest.StashKey[dict[str, tuple[str, str]]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("lochkit", "lochkit conformance")
+    group.addoption(
+        "--backend",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="backend(s) to run the conformance suites against; repeatable, comma-separated, or "
+        "'all' for every installed backend (default: $LOCHKIT_BACKEND, else inmemory)",
+    )
+    group.addoption(
+        "--backend-url",
+        action="append",
+        default=[],
+        metavar="NAME=URL",
+        help="use an already running server for NAME instead of provisioning one (also $LOCHKIT_<NAME>_URL)",
+    )
+    group.addoption(
+        "--provision",
+        default=os.environ.get("LOCHKIT_PROVISION", "auto"),
+        choices=METHODS,
+        help="how to obtain servers: auto (external address, else testcontainers when Docker "
+        "answers, else a local process), or force one method",
+    )
+    group.addoption("--lochkit-report", metavar="FILE", help="write per-backend, per-area results as JSON")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "lochkit_requires(*capabilities): skip unless the backend declares them"
+    )
+    config.addinivalue_line("markers", "store_config(**changes): StoreConfig overrides for `persist`")
+    config.stash[_REPORT_KEY] = ConformanceReport()
+    config.stash[_TEST_INFO_KEY] = {}
+    _CONFIG["config"] = config  # report hooks receive no config object
+
+
+def selected_backends(config: pytest.Config) -> list[str]:
+    raw: list[str] = list(config.getoption("--backend") or [])
+    if not raw:
+        raw = [os.environ.get("LOCHKIT_BACKEND", "inmemory")]
+    names: list[str] = []
+    for item in raw:
+        for name in (n.strip() for n in item.split(",")):
+            if name == "all":
+                names.extend(n for n, e in discover_backends().items() if e.installed)
+            elif name:
+                names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "lochkit_backend_name" in metafunc.fixturenames:
+        names = selected_backends(metafunc.config)
+        metafunc.parametrize("lochkit_backend_name", names, indirect=True, scope="session", ids=names)
+
+
+@pytest.fixture(scope="session")
+def lochkit_backend_name(request: pytest.FixtureRequest) -> str:
+    param = getattr(request, "param", None)
+    return str(param) if param is not None else selected_backends(request.config)[0]
+
+
+@pytest.fixture(scope="session")
+def lochkit_backend_factory(lochkit_backend_name: str) -> BackendFactory:
+    """Override this fixture to run the suites against your own adapter."""
+    return backend_factory(lochkit_backend_name)
+
+
+@pytest.fixture(scope="session")
+def lochkit_backend(
+    request: pytest.FixtureRequest, lochkit_backend_factory: BackendFactory
+) -> Iterator[BackendUnderTest]:
+    factory = lochkit_backend_factory
+    name = factory.name
+    urls = dict(_split_url(u) for u in request.config.getoption("--backend-url") or [])
+    workdir = Path(tempfile.mkdtemp(prefix=f"lochkit-{name}-"))
+    provisioned = provision(
+        name, factory, urls=urls, method=request.config.getoption("--provision"), workdir=workdir
+    )
+    try:
+        adapter = factory.create(provisioned.url, provisioned.options)
+        try:
+            adapter.setup_schema()
+            provisioned.server = provisioned.server or adapter.server_version() or ""
+            backend = BackendUnderTest(name, factory, adapter, provisioned, workdir)
+            request.config.stash[_REPORT_KEY].provisioning[name] = {
+                "description": provisioned.describe(),
+                "method": provisioned.method,
+                "server": provisioned.server,
+                "capabilities": adapter.capabilities.describe(),
+            }
+            yield backend
+        finally:
+            adapter.close()
+    finally:
+        provisioned.stop()
+
+
+@pytest.fixture
+def persist_factory(
+    request: pytest.FixtureRequest, lochkit_backend: BackendUnderTest
+) -> Iterator[PersistFactory]:
+    """Makes Persists on fresh repositories (random ids unless given); erases them afterwards."""
+    factory = PersistFactory(lochkit_backend, _store_config(request))
+    try:
+        yield factory
+    finally:
+        factory.erase_all()
+
+
+@pytest.fixture
+def persist(request: pytest.FixtureRequest, persist_factory: PersistFactory) -> Persist:
+    """A Persist on an erased repository (id "" unless ``store_config(repository_id=...)``)."""
+    config = _store_config(request)
+    return persist_factory(config.repository_id)
+
+
+@pytest.fixture(autouse=True)
+def _lochkit_gate(request: pytest.FixtureRequest) -> None:
+    """For suite tests: record backend and area, apply declared deviations and capability needs."""
+    cls = request.cls
+    if cls is None or not issubclass(cls, ConformanceSuite):
+        return
+    backend: BackendUnderTest = request.getfixturevalue("lochkit_backend")
+    node = request.node
+    request.config.stash[_TEST_INFO_KEY][node.nodeid] = (backend.name, cls.area)
+    caps = backend.capabilities
+    for marker in node.iter_markers("lochkit_requires"):
+        for capability in marker.args:
+            if not getattr(caps, capability):
+                pytest.skip(f"{backend.name} does not declare capability '{capability}'")
+    reason = deviation_reason(caps.deviations, cls, node.originalname)
+    if reason is not None:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"declared deviation: {reason}"))
+
+
+def _store_config(request: pytest.FixtureRequest) -> StoreConfig:
+    changes: dict[str, Any] = {}
+    for marker in reversed(list(request.node.iter_markers("store_config"))):
+        changes.update(marker.kwargs)
+    return StoreConfig().with_changes(**changes) if changes else StoreConfig()
+
+
+def _split_url(value: str) -> tuple[str, str]:
+    name, sep, url = value.partition("=")
+    if not sep or not name or not url:
+        raise pytest.UsageError(f"--backend-url expects NAME=URL, got '{value}'")
+    return name, url
+
+
+# --- reporting -----------------------------------------------------------------------------------
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    config = _CONFIG.get("config")
+    if config is None:
+        return
+    info = config.stash[_TEST_INFO_KEY].get(report.nodeid)
+    if info is None:
+        return
+    outcome = _outcome(report)
+    if outcome is None:
+        return
+    reason = None
+    if hasattr(report, "wasxfail"):
+        reason = str(report.wasxfail)
+    elif report.skipped and isinstance(report.longrepr, tuple):
+        reason = str(report.longrepr[2])
+    backend, area = info
+    test_id = report.nodeid.split("::", 1)[-1]
+    config.stash[_REPORT_KEY].record(backend, area, outcome, test_id, reason)
+
+
+def _outcome(report: pytest.TestReport) -> str | None:
+    """One outcome per test: from the call phase, or from setup/teardown when those went wrong."""
+    xfail = hasattr(report, "wasxfail")
+    if report.when == "setup":
+        if report.failed:
+            return "error"
+        if report.skipped:
+            return "xfailed" if xfail else "skipped"
+        return None
+    if report.when == "call":
+        if xfail:
+            return "xfailed" if report.skipped else "xpassed"
+        return str(report.outcome)
+    return "error" if report.failed else None
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    report = config.stash[_REPORT_KEY]
+    if not report.areas:
+        return
+    terminalreporter.section("lochkit conformance summary")
+    for line in report.lines():
+        terminalreporter.write_line(line)
+    path = config.getoption("--lochkit-report")
+    if path:
+        report.write(Path(path))
+        terminalreporter.write_line(f"report written to {path}")
+
+
+def conformance_report(config: pytest.Config) -> ConformanceReport:
+    return config.stash[_REPORT_KEY]

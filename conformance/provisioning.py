@@ -1,0 +1,148 @@
+"""Getting a running database for a backend, and reporting how it was obtained.
+
+Order of preference, decided per backend and reported in every run:
+
+1. an **external** address the user gave (``--backend-url NAME=URL`` or ``LOCHKIT_<NAME>_URL``);
+2. an **embedded** backend needs nothing (in-memory, RocksDB);
+3. **testcontainers**, when a Docker engine answers (official images, versions pinned in
+   :mod:`conformance.servers.versions`);
+4. a **local process** installed from the package registries this project can reach.
+
+``--provision`` forces one method instead of "auto".
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Final
+
+from persist_spi.errors import LochkitError
+from persist_spi.registry import BackendFactory
+
+ENTRY_POINT_GROUP: Final = "lochkit.provisioners"
+METHODS: Final = ("auto", "external", "testcontainers", "local")
+
+
+class ProvisioningFailed(LochkitError):
+    """No server could be made available; the message says what was tried and how to fix it."""
+
+
+@dataclass
+class Provisioned:
+    """A server (or embedded store) ready for tests."""
+
+    backend: str
+    url: str | None
+    #: "embedded", "external", "testcontainers" or "local-process".
+    method: str
+    #: Which server answered, e.g. "PostgreSQL 15.8"; filled in after connecting when possible.
+    server: str = ""
+    options: dict[str, str] = field(default_factory=dict)
+    stop: Callable[[], None] = lambda: None
+
+    def describe(self) -> str:
+        where = f" at {redact(self.url)}" if self.url else ""
+        server = f" ({self.server})" if self.server else ""
+        return f"{self.backend}: {self.method}{where}{server}"
+
+
+class ServerProvisioner(ABC):
+    """Knows how to obtain one kind of server. Subclasses live in :mod:`conformance.servers`."""
+
+    #: The backend name(s) it serves.
+    backends: tuple[str, ...] = ()
+
+    def testcontainers(self, backend: str, workdir: Path) -> Provisioned:
+        raise ProvisioningFailed(f"{backend}: no testcontainers recipe")
+
+    @abstractmethod
+    def local_process(self, backend: str, workdir: Path) -> Provisioned:
+        """Install (if needed, into the user's cache) and start the server on loopback."""
+
+
+def redact(url: str) -> str:
+    """The URL without a password, for logs, reports and error messages."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable url>"
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def docker_engine_available() -> bool:
+    """True when a Docker engine answers (the client alone is not enough)."""
+    docker = shutil.which("docker")
+    if docker is None:
+        return False
+    try:
+        return subprocess.run([docker, "info"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def external_url(backend: str, given: Mapping[str, str]) -> str | None:
+    env = os.environ.get(f"LOCHKIT_{backend.upper().replace('-', '_')}_URL")
+    return given.get(backend) or env or None
+
+
+def provisioners() -> dict[str, ServerProvisioner]:
+    """Built-in provisioners plus third-party ones registered under ``lochkit.provisioners``."""
+    from conformance.servers import BUILTIN_PROVISIONERS
+
+    found: dict[str, ServerProvisioner] = {}
+    for provisioner in BUILTIN_PROVISIONERS:
+        for name in provisioner.backends:
+            found[name] = provisioner
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        loaded = ep.load()
+        provisioner = loaded() if isinstance(loaded, type) else loaded
+        for name in provisioner.backends:
+            found[name] = provisioner
+    return found
+
+
+def provision(
+    backend: str,
+    factory: BackendFactory,
+    *,
+    urls: Mapping[str, str],
+    method: str,
+    workdir: Path,
+) -> Provisioned:
+    """Make ``backend`` available by the first method that applies (see the module docstring)."""
+    if method not in METHODS:
+        raise ProvisioningFailed(f"Unknown provisioning method '{method}'; use one of {', '.join(METHODS)}")
+    url = external_url(backend, urls)
+    if url is not None:
+        return Provisioned(backend, url, "external")
+    if method == "external":
+        raise ProvisioningFailed(
+            f"{backend}: --provision external needs an address: pass --backend-url {backend}=URL "
+            f"or set LOCHKIT_{backend.upper()}_URL"
+        )
+    provisioner = provisioners().get(backend)
+    if provisioner is None:
+        if factory.default_url is not None or not factory.capabilities.multi_process:
+            # Embedded, or a server at a well-known default address.
+            how = "embedded" if factory.default_url is None else "default-address"
+            return Provisioned(backend, factory.default_url, how)
+        raise ProvisioningFailed(
+            f"{backend}: no address given and no provisioner knows how to start it; pass "
+            f"--backend-url {backend}=URL or set LOCHKIT_{backend.upper()}_URL"
+        )
+    workdir.mkdir(parents=True, exist_ok=True)
+    if method == "testcontainers" or (method == "auto" and docker_engine_available()):
+        return provisioner.testcontainers(backend, workdir)
+    return provisioner.local_process(backend, workdir)

@@ -1,0 +1,200 @@
+"""Scans and erasure, and the isolation of repositories that share one database."""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import closing
+
+import pytest
+
+from conformance.harness import BackendUnderTest, PersistFactory
+from conformance.samples import (
+    AnotherTestObj,
+    JsonTestObj,
+    SimpleTestObj,
+    VersionedTestObj,
+    all_samples,
+)
+from conformance.suites.base import ConformanceSuite
+from persist_spi.ids import EMPTY_OBJ_ID, random_obj_id
+from persist_spi.objs import (
+    STANDARD_OBJ_TYPES,
+    CommitObj,
+    Compression,
+    ContentValueObj,
+    IndexObj,
+    Obj,
+    StringObj,
+    TagObj,
+    content_value,
+    string_data,
+)
+from persist_spi.objtypes import ObjType
+from persist_spi.persist import Persist
+from persist_spi.references import Reference
+
+
+def _scan(persist: Persist, types: list[ObjType] | None = None) -> list[Obj]:
+    with closing(persist.scan_all_objects(types)) as objs:
+        return list(objs)
+
+
+def _ids(objs: list[Obj]) -> set[bytes]:
+    return {o.id for o in objs}
+
+
+def _trio(n: int) -> tuple[list[Obj], list[Obj], list[Obj]]:
+    values: list[Obj] = [content_value(str(uuid.uuid4()), 1, f"value {i}".encode()) for i in range(n)]
+    strings: list[Obj] = [
+        string_data("text/plain", Compression.NONE, None, (), f"s{i}".encode()) for i in range(n)
+    ]
+    commits: list[Obj] = [
+        CommitObj(id=random_obj_id(), seq=1, tail=(EMPTY_OBJ_ID,), message=f"c{i}") for i in range(n)
+    ]
+    return values, strings, commits
+
+
+def _populate(persist: Persist, refs: int, objs: int) -> None:
+    persist.add_reference(Reference("refs/heads/main", EMPTY_OBJ_ID))
+    for i in range(refs):
+        persist.add_reference(Reference(f"refs/heads/branch-{i}", random_obj_id()))
+    persist.store_objs(
+        [
+            string_data("text/plain", Compression.NONE, None, (), f"{persist.repository_id}-{i}".encode())
+            for i in range(objs)
+        ]
+    )
+
+
+def _count_refs(persist: Persist, refs: int) -> int:
+    names = ["refs/heads/main", *(f"refs/heads/branch-{i}" for i in range(refs))]
+    return sum(r is not None for r in persist.fetch_references(names))
+
+
+class PersistRepositoriesSuite(ConformanceSuite):
+    area = "persist.repositories"
+
+    @pytest.mark.parametrize("n", [0, 1, 3, 10, 50])
+    def test_scan_filters_by_type(self, persist: Persist, n: int) -> None:
+        values, strings, commits = _trio(n)
+        persist.store_objs([*values, *strings, *commits])
+        everything = _ids(values) | _ids(strings) | _ids(commits)
+        assert _ids(_scan(persist, list(STANDARD_OBJ_TYPES))) == everything
+        assert _ids(_scan(persist, [])) == everything
+        assert _ids(_scan(persist)) == everything
+        assert len(_scan(persist)) == 3 * n
+        assert _ids(_scan(persist, [ContentValueObj.TYPE, StringObj.TYPE])) == _ids(values) | _ids(strings)
+        assert _ids(_scan(persist, [ContentValueObj.TYPE, CommitObj.TYPE])) == _ids(values) | _ids(commits)
+        assert _ids(_scan(persist, [CommitObj.TYPE])) == _ids(commits)
+        assert _ids(_scan(persist, [CommitObj.TYPE, TagObj.TYPE, IndexObj.TYPE])) == _ids(commits)
+        assert _scan(persist, [TagObj.TYPE, IndexObj.TYPE]) == []
+
+    def test_scan_returns_equal_objects(self, persist: Persist) -> None:
+        samples = all_samples()
+        persist.upsert_obj(samples[0])
+        persist.upsert_objs(samples[1:])
+        assert persist.fetch_objs([o.id for o in samples]) == samples
+        assert sorted(_scan(persist), key=lambda o: o.id) == sorted(samples, key=lambda o: o.id)
+        by_type = {
+            "standard": list(STANDARD_OBJ_TYPES),
+            "json": [JsonTestObj.TYPE],
+            "custom": [SimpleTestObj.TYPE, AnotherTestObj.TYPE, VersionedTestObj.TYPE],
+            "simple": [SimpleTestObj.TYPE],
+            "commit": [CommitObj.TYPE],
+        }
+        for types in by_type.values():
+            expected = {o.id for o in samples if o.obj_type in types}
+            assert _ids(_scan(persist, types)) == expected
+
+    def test_scan_and_erase_are_scoped_to_one_repository(self, persist_factory: PersistFactory) -> None:
+        first, second = persist_factory("first"), persist_factory("some-other")
+        a, _, _ = _trio(10)
+        b, _, _ = _trio(10)
+        first.store_objs(a)
+        second.store_objs(b)
+        assert _ids(_scan(first)) == _ids(a)
+        assert _ids(_scan(second)) == _ids(b)
+        assert _ids(_scan(first, [])) == _ids(_scan(first, list(STANDARD_OBJ_TYPES)))
+        assert second.fetch_objs_if_exist([o.id for o in a]) == [None] * 10
+        first.erase()
+        assert _scan(first) == []
+        assert _ids(_scan(second)) == _ids(b)
+
+    def test_same_id_in_two_repositories_are_independent_objects(
+        self, persist_factory: PersistFactory
+    ) -> None:
+        first, second = persist_factory(), persist_factory()
+        obj = content_value("cid", 1, b"x")
+        assert first.store_obj(obj) is True
+        assert second.store_obj(obj) is True
+        second.delete_obj(obj.id)
+        assert first.fetch_obj(obj.id) == obj
+        ref = Reference("refs/heads/main", random_obj_id())
+        first.add_reference(ref)
+        assert second.fetch_reference(ref.name) is None
+        second.add_reference(ref.with_deleted(False))
+        first.update_reference_pointer(ref, EMPTY_OBJ_ID)
+        assert second.fetch_reference(ref.name) == ref
+
+    def test_repository_ids_that_prefix_each_other_do_not_mix(self, persist_factory: PersistFactory) -> None:
+        """Backends that build row keys by concatenation must delimit the repository id."""
+        repos = ["a", "a:", "a:b", "ab", "", "ä", "a/b"]
+        persists = {r: persist_factory(r) for r in repos}
+        for repo, persist in persists.items():
+            persist.add_reference(Reference(f"b:{repo}", EMPTY_OBJ_ID))
+            persist.add_reference(Reference("shared", random_obj_id()))
+            persist.store_obj(content_value(repo, 1, repo.encode()))
+        for repo, persist in persists.items():
+            assert [o.data for o in _scan(persist)] == [repo.encode()]  # type: ignore[attr-defined]
+            assert persist.fetch_reference(f"b:{repo}") is not None
+            assert [persist.fetch_reference(f"b:{other}") is not None for other in repos].count(True) == 1
+        persists["a"].erase()
+        for repo, persist in persists.items():
+            assert len(_scan(persist)) == (0 if repo == "a" else 1)
+            assert (persist.fetch_reference("shared") is None) == (repo == "a")
+
+    def test_erase_repository_via_persist(self, persist_factory: PersistFactory) -> None:
+        persist = persist_factory("foo-main")
+        _populate(persist, refs=0, objs=250)
+        strings = _scan(persist, [StringObj.TYPE])
+        assert len(strings) == 250
+        assert {o.content_type for o in strings if isinstance(o, StringObj)} == {"text/plain"}
+        persist.erase()
+        assert persist.fetch_reference("refs/heads/main") is None
+        assert _scan(persist) == []
+
+    @pytest.mark.parametrize("count", [1, 3, 10])
+    def test_erase_many_repositories_at_once(
+        self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory, count: int
+    ) -> None:
+        persists = [persist_factory() for _ in range(count)]
+        for persist in persists:
+            _populate(persist, refs=2, objs=5)
+        lochkit_backend.adapter.erase_repositories([p.repository_id for p in persists])
+        for persist in persists:
+            assert _count_refs(persist, 2) == 0
+            assert _scan(persist) == []
+
+    def test_erasing_some_repositories_keeps_the_others(
+        self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
+    ) -> None:
+        persists = [persist_factory() for _ in range(10)]
+        for persist in persists:
+            _populate(persist, refs=25, objs=250)
+        doomed, kept = persists[:5], persists[5:]
+        lochkit_backend.adapter.erase_repositories([p.repository_id for p in doomed])
+        for persist in doomed:
+            assert _count_refs(persist, 25) == 0
+            assert _scan(persist) == []
+        for persist in kept:
+            assert _count_refs(persist, 25) == 26
+            assert len(_scan(persist)) == 250
+
+    def test_abandoned_scan_can_be_closed(self, persist: Persist) -> None:
+        values, _, _ = _trio(20)
+        persist.store_objs(values)
+        scan = persist.scan_all_objects()
+        first = next(scan)
+        assert first.id in _ids(values)
+        scan.close()
+        assert len(_scan(persist)) == 20

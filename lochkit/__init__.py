@@ -1,0 +1,2 @@
+"""The ``lochkit`` command line (the libraries are ``persist_spi``, ``backends``, ``conformance``,
+``loadgen`` and ``reports``)."""

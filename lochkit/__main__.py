@@ -1,0 +1,3 @@
+from lochkit.cli import main
+
+raise SystemExit(main())

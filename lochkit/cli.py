@@ -1,0 +1,112 @@
+"""``lochkit``: one command, one subcommand per job."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from persist_spi.registry import discover_backends
+
+
+def cmd_backends(args: argparse.Namespace) -> int:
+    entries = discover_backends()
+    if args.json:
+        out = {}
+        for name, entry in entries.items():
+            factory = entry.factory
+            out[name] = {
+                "source": entry.source,
+                "installed": entry.installed,
+                "load_error": entry.load_error,
+                "description": factory.description if factory else None,
+                "missing_modules": factory.missing_modules() if factory else None,
+                "install": factory.install_hint() if factory else None,
+                "capabilities": factory.capabilities.describe() if factory else None,
+            }
+        print(json.dumps(out, indent=2))
+        return 0
+    for name, entry in entries.items():
+        factory = entry.factory
+        if factory is None:
+            print(f"{name:<12} BROKEN      {entry.source}: {entry.load_error}")
+            continue
+        missing = factory.missing_modules()
+        state = "installed" if not missing else "missing"
+        print(f"{name:<12} {state:<11} {factory.description}")
+        if missing:
+            print(f"{'':<24} needs {', '.join(missing)}: {factory.install_hint()}")
+        caps = factory.capabilities
+        limit = "none" if caps.hard_object_size_limit is None else f"{caps.hard_object_size_limit} bytes"
+        print(
+            f"{'':<24} object size limit: {limit}; multi-process: {caps.multi_process}; "
+            f"durable: {caps.durable}; scan: {caps.scan}"
+        )
+        for test, reason in sorted(caps.deviations.items()):
+            print(f"{'':<24} deviation {test}: {reason}")
+    return 0
+
+
+def cmd_conformance(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
+    import pytest
+
+    pytest_args = [
+        "--pyargs",
+        "conformance.all",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--backend",
+        args.backend,
+        "--provision",
+        args.provision,
+    ]
+    if args.url:
+        pytest_args += ["--backend-url", f"{args.backend}={args.url}"]
+    if args.report:
+        pytest_args += ["--lochkit-report", args.report]
+    if args.keyword:
+        pytest_args += ["-k", args.keyword]
+    if args.exitfirst:
+        pytest_args.append("-x")
+    code = int(pytest.main([*pytest_args, *passthrough]))
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+        print("lochkit: no conformance test was selected; check --keyword", file=sys.stderr)
+    return code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lochkit", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    backends = sub.add_parser("backends", help="list installed backends and their capabilities")
+    backends.add_argument("--json", action="store_true", help="machine-readable output")
+
+    conf = sub.add_parser(
+        "conformance",
+        help="run the conformance suites against one backend",
+        description="Runs every conformance suite against BACKEND, prints a per-area summary and "
+        "exits non-zero on any failure. Arguments after '--' go to pytest.",
+    )
+    conf.add_argument("--backend", required=True, help="backend name (see `lochkit backends`)")
+    conf.add_argument("--url", help="address of an already running server (otherwise provisioned)")
+    conf.add_argument("--provision", default="auto", choices=["auto", "external", "testcontainers", "local"])
+    conf.add_argument("--report", help="write per-area results as JSON to this file")
+    conf.add_argument("-k", "--keyword", help="only tests matching this pytest -k expression")
+    conf.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    passthrough: list[str] = []
+    if "--" in argv:
+        at = argv.index("--")
+        argv, passthrough = argv[:at], argv[at + 1 :]
+    args = build_parser().parse_args(argv)
+    if args.command == "backends":
+        return cmd_backends(args)
+    if args.command == "conformance":
+        return cmd_conformance(args, passthrough)
+    raise AssertionError(args.command)

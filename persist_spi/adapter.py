@@ -1,0 +1,168 @@
+"""The backend adapter contract: what one database must do, and nothing more.
+
+An adapter moves bytes and performs compare-and-swap. It never serialises objects, derives ids,
+checks sizes or interprets reference semantics; :class:`~persist_spi.persist.AdapterPersist` does
+that once for every backend. Every method takes the repository id first: rows of different
+repositories live side by side in the same tables and must never mix.
+
+Inputs are already cleaned by the core: id and name lists contain no ``None`` and no duplicates,
+and the "empty" id is never asked for. Results are positional (same length and order as the input).
+An adapter raises :class:`~persist_spi.errors.UnknownOperationResult` when the database cannot say
+whether a write happened, and a :class:`~persist_spi.errors.BackendError` subclass for the errors a
+user must fix (server down, bad credentials, missing permissions, schema of another version).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+class RefRow(NamedTuple):
+    """A stored reference. ``previous_pointers`` is an opaque blob the core encodes."""
+
+    name: str
+    pointer: bytes
+    deleted: bool
+    created_at_micros: int
+    extended_info: bytes | None
+    previous_pointers: bytes
+
+    def same_condition(self, other: RefRow) -> bool:
+        """The compare-and-swap identity: everything but the name (already matched) and history."""
+        return (
+            self.pointer == other.pointer
+            and self.deleted == other.deleted
+            and self.created_at_micros == other.created_at_micros
+            and self.extended_info == other.extended_info
+        )
+
+
+class ObjRow(NamedTuple):
+    """A stored object. ``data`` is opaque; ``obj_type`` and ``version_token`` are kept in their own
+    columns so that scans by type and conditional updates can be evaluated by the database."""
+
+    obj_id: bytes
+    obj_type: str
+    version_token: str | None
+    data: bytes
+    #: µs timestamp of the last write.
+    referenced: int
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do, declared once, separate from the tests that depend on it."""
+
+    #: Largest object the database accepts, in serialised bytes; None means no practical limit.
+    #: The core checks it before writing and halves it for the index size limits (DynamoDB: 400 KiB).
+    hard_object_size_limit: int | None = None
+    #: Several processes may open the same database at once (a server, not an embedded library).
+    multi_process: bool = False
+    #: Data survives closing and re-opening the backend.
+    durable: bool = True
+    #: ``scan_objs`` is implemented (a full scan may be slow, but works).
+    scan: bool = True
+    #: Behaviours this backend knowingly does not meet: conformance test name -> reason. The
+    #: conformance plugin turns each into a strict expected failure, so the deviation is visible in
+    #: every report and a fixed deviation fails loudly until it is removed from this list.
+    deviations: Mapping[str, str] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "hard_object_size_limit": self.hard_object_size_limit,
+            "multi_process": self.multi_process,
+            "durable": self.durable,
+            "scan": self.scan,
+            "deviations": dict(self.deviations),
+        }
+
+
+class BackendAdapter(ABC):
+    """One physical database, shared by any number of repositories and Persist instances."""
+
+    #: Short name, e.g. ``rocksdb``.
+    name: str = "unnamed"
+
+    @property
+    @abstractmethod
+    def capabilities(self) -> Capabilities: ...
+
+    @property
+    def address(self) -> str:
+        """Where the data lives, for messages and reports; must never contain secrets."""
+        return self.name
+
+    def setup_schema(self) -> str:
+        """Create tables if missing (idempotent) and check existing ones; returns a description."""
+        return f"{self.name}: nothing to set up"
+
+    def server_version(self) -> str | None:
+        """The server's version, for reports; None for embedded backends without one."""
+        return None
+
+    def close(self) -> None:  # noqa: B027 (optional hook: embedded adapters may hold nothing)
+        """Release connections, handles and locks. The adapter must not be used afterwards."""
+
+    # --- references ------------------------------------------------------------------------------
+
+    @abstractmethod
+    def fetch_refs(self, repo: str, names: Sequence[str]) -> list[RefRow | None]:
+        """Rows for the names, positionally; None where no row exists."""
+
+    @abstractmethod
+    def insert_ref(self, repo: str, row: RefRow) -> bool:
+        """Insert if no row with that name exists; False (and no change) otherwise."""
+
+    @abstractmethod
+    def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
+        """Atomically replace the row if it exists and ``same_condition(expected)``; else False."""
+
+    @abstractmethod
+    def delete_ref(self, repo: str, expected: RefRow) -> bool:
+        """Atomically delete the row if it exists and ``same_condition(expected)``; else False."""
+
+    # --- objects ---------------------------------------------------------------------------------
+
+    @abstractmethod
+    def fetch_objs(self, repo: str, ids: Sequence[bytes]) -> list[ObjRow | None]:
+        """Rows for the ids, positionally; None where missing. Chunk as the database requires."""
+
+    @abstractmethod
+    def insert_objs(self, repo: str, rows: Sequence[ObjRow]) -> list[bool]:
+        """Insert each row unless its id exists (True = inserted). For an existing id keep the
+        stored bytes but set its ``referenced`` to the new row's value. Per-row atomicity is
+        enough: callers re-issue the whole call after a failure."""
+
+    @abstractmethod
+    def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
+        """Insert or overwrite each row unconditionally."""
+
+    @abstractmethod
+    def delete_objs(self, repo: str, ids: Sequence[bytes]) -> None:
+        """Delete unconditionally; missing ids are fine."""
+
+    @abstractmethod
+    def delete_obj_if_referenced(self, repo: str, obj_id: bytes, referenced: int) -> bool:
+        """Delete only if the stored ``referenced`` equals the given value."""
+
+    @abstractmethod
+    def update_obj_if_version(self, repo: str, expected_type: str, expected_token: str, row: ObjRow) -> bool:
+        """Replace the object ``row.obj_id`` only if it is stored with that type and version token."""
+
+    @abstractmethod
+    def delete_obj_if_version(
+        self, repo: str, obj_id: bytes, expected_type: str, expected_token: str
+    ) -> bool:
+        """Delete only if stored with that type and version token."""
+
+    @abstractmethod
+    def scan_objs(self, repo: str, types: frozenset[str] | None) -> Iterator[ObjRow]:
+        """Every object of the repository (optionally only those type codes), in no order.
+        Must be a generator (or otherwise closeable) so a half-read scan releases its cursor."""
+
+    @abstractmethod
+    def erase_repositories(self, repos: Collection[str]) -> None:
+        """Delete every reference and object of these repositories, and nothing else."""

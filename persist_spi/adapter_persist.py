@@ -1,0 +1,240 @@
+"""The Persist every backend gets: serialisation, size checks and reference semantics over an adapter."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Generator, Sequence
+
+from persist_spi.adapter import BackendAdapter, ObjRow, RefRow
+from persist_spi.clock import DEFAULT_CLOCK, Clock
+from persist_spi.codec import (
+    DEFAULT_CODEC,
+    ObjCodec,
+    decode_previous_pointers,
+    encode_previous_pointers,
+)
+from persist_spi.config import INT_MAX, StoreConfig
+from persist_spi.errors import ObjTooLarge, RefAlreadyExists, RefConditionFailed, RefNotFound
+from persist_spi.ids import ObjId
+from persist_spi.objs import CommitObj, GenericObj, IndexObj, Obj, UpdateableObj
+from persist_spi.objtypes import ObjType
+from persist_spi.persist import Persist, is_fetchable
+from persist_spi.references import Reference
+
+
+class AdapterPersist(Persist):
+    """Binds a :class:`BackendAdapter` to one repository (``config.repository_id``)."""
+
+    def __init__(
+        self,
+        adapter: BackendAdapter,
+        config: StoreConfig | None = None,
+        *,
+        codec: ObjCodec = DEFAULT_CODEC,
+        clock: Clock = DEFAULT_CLOCK,
+    ) -> None:
+        self._adapter = adapter
+        self._config = config if config is not None else StoreConfig()
+        self._repo = self._config.repository_id
+        self._codec = codec
+        self._clock = clock
+        limit = adapter.capabilities.hard_object_size_limit
+        self._hard_limit = INT_MAX if limit is None else limit
+
+    @property
+    def adapter(self) -> BackendAdapter:
+        return self._adapter
+
+    @property
+    def config(self) -> StoreConfig:
+        return self._config
+
+    @property
+    def hard_object_size_limit(self) -> int:
+        return self._hard_limit
+
+    def __repr__(self) -> str:
+        return f"AdapterPersist({self._adapter.name}, repository_id={self._repo!r})"
+
+    # --- objects ---------------------------------------------------------------------------------
+
+    def fetch_typed_objs_if_exist(
+        self, ids: Sequence[ObjId | None], obj_type: ObjType | None
+    ) -> list[Obj | None]:
+        wanted = list(dict.fromkeys(i for i in ids if i is not None and is_fetchable(i)))
+        if not wanted:
+            return [None] * len(ids)
+        rows = self._adapter.fetch_objs(self._repo, wanted)
+        by_id: dict[bytes, Obj] = {}
+        for row in rows:
+            if row is None or (obj_type is not None and row.obj_type != obj_type.short_name):
+                continue
+            by_id[row.obj_id] = self._decode(row)
+        return [by_id.get(i) if i is not None else None for i in ids]
+
+    def store_objs(
+        self, objs: Sequence[Obj | None], ignore_soft_size_restrictions: bool = False
+    ) -> list[bool]:
+        now = self._clock.micros()
+        rows: list[ObjRow] = []
+        slots: list[int | None] = []  # position of each input in ``rows``; None = not sent
+        seen: set[bytes] = set()
+        for obj in objs:
+            if obj is None or obj.id in seen:
+                slots.append(None)  # a duplicate id in one call: the first occurrence is written
+                continue
+            seen.add(obj.id)
+            slots.append(len(rows))
+            rows.append(self._encode(obj, now, ignore_soft_size_restrictions))
+        if not rows:
+            return [False] * len(objs)
+        inserted = self._adapter.insert_objs(self._repo, rows)
+        return [False if s is None else inserted[s] for s in slots]
+
+    def upsert_objs(self, objs: Sequence[Obj | None]) -> None:
+        now = self._clock.micros()
+        rows = {o.id: self._encode(o, now, False) for o in objs if o is not None}
+        if rows:
+            self._adapter.upsert_objs(self._repo, list(rows.values()))
+
+    def delete_objs(self, ids: Sequence[ObjId | None]) -> None:
+        wanted = list(dict.fromkeys(i for i in ids if i is not None))
+        if wanted:
+            self._adapter.delete_objs(self._repo, wanted)
+
+    def delete_with_referenced(self, obj: Obj) -> bool:
+        return self._adapter.delete_obj_if_referenced(self._repo, obj.id, obj.referenced)
+
+    def update_conditional(self, expected: Obj, new: Obj) -> bool:
+        expected_token = _version_token(expected)
+        new_token = _version_token(new)
+        if expected.id != new.id:
+            raise ValueError(f"Conditional update must keep the id: {expected.id} != {new.id}")
+        if expected.obj_type != new.obj_type:
+            raise ValueError(f"Conditional update must keep the type: {expected.obj_type} != {new.obj_type}")
+        if expected_token == new_token:
+            raise ValueError(
+                f"Conditional update of {new.id} needs a new version token, got the same '{new_token}'"
+            )
+        row = self._encode(new, self._clock.micros(), False)
+        return self._adapter.update_obj_if_version(
+            self._repo, expected.obj_type.short_name, expected_token, row
+        )
+
+    def delete_conditional(self, obj: Obj) -> bool:
+        return self._adapter.delete_obj_if_version(
+            self._repo, obj.id, obj.obj_type.short_name, _version_token(obj)
+        )
+
+    def scan_all_objects(self, types: Collection[ObjType] | None = None) -> Generator[Obj, None, None]:
+        codes = frozenset(t.short_name for t in types) if types else None
+        rows = self._adapter.scan_objs(self._repo, codes)
+        try:
+            for row in rows:
+                yield self._decode(row)
+        finally:
+            close = getattr(rows, "close", None)
+            if close is not None:
+                close()
+
+    def erase(self) -> None:
+        self._adapter.erase_repositories([self._repo])
+
+    # --- references ------------------------------------------------------------------------------
+
+    def add_reference(self, ref: Reference) -> Reference:
+        if ref.deleted:
+            raise ValueError(f"Reference {ref.name} must not be marked deleted when added")
+        if not self._adapter.insert_ref(self._repo, _to_row(ref)):
+            raise RefAlreadyExists(self.fetch_reference(ref.name), ref.name)
+        return ref
+
+    def mark_reference_as_deleted(self, ref: Reference) -> Reference:
+        expected = _to_row(ref.with_deleted(False))
+        new = expected._replace(deleted=True)
+        if not self._adapter.update_ref(self._repo, expected, new):
+            self._raise_ref_change_failed(ref.name)
+        return ref.with_deleted(True)
+
+    def purge_reference(self, ref: Reference) -> None:
+        if not self._adapter.delete_ref(self._repo, _to_row(ref.with_deleted(True))):
+            self._raise_ref_change_failed(ref.name)
+
+    def update_reference_pointer(self, ref: Reference, new_pointer: ObjId) -> Reference:
+        current = ref.with_deleted(False)
+        updated = current.for_new_pointer(new_pointer, self._config, self._clock.micros())
+        if not self._adapter.update_ref(self._repo, _to_row(current), _to_row(updated)):
+            self._raise_ref_change_failed(ref.name)
+        return updated
+
+    def fetch_references(self, names: Sequence[str | None]) -> list[Reference | None]:
+        wanted = list(dict.fromkeys(n for n in names if n is not None))
+        if not wanted:
+            return [None] * len(names)
+        rows = self._adapter.fetch_refs(self._repo, wanted)
+        by_name = {row.name: _from_row(row) for row in rows if row is not None}
+        return [by_name.get(n) if n is not None else None for n in names]
+
+    def _raise_ref_change_failed(self, name: str) -> None:
+        current = self.fetch_reference(name)
+        if current is None:
+            raise RefNotFound(name)
+        raise RefConditionFailed(current)
+
+    # --- encoding and size checks ----------------------------------------------------------------
+
+    def _encode(self, obj: Obj, now: int, ignore_soft_size_restrictions: bool) -> ObjRow:
+        if not isinstance(obj.id, ObjId) or not obj.id:
+            raise ValueError(f"{type(obj).__name__} has no id; derive it before storing")
+        if not ignore_soft_size_restrictions:
+            self._check_soft_limits(obj)
+        encoded = self._codec.encode(obj)
+        if len(encoded.data) > self._hard_limit:
+            raise ObjTooLarge(len(encoded.data), self._hard_limit, obj.id, f"serialised {obj.obj_type}")
+        return ObjRow(obj.id, encoded.type_short_name, encoded.version_token, encoded.data, now)
+
+    def _check_soft_limits(self, obj: Obj) -> None:
+        if isinstance(obj, CommitObj):
+            limit = self.effective_incremental_index_size_limit
+            if len(obj.incremental_index) > limit:
+                raise ObjTooLarge(len(obj.incremental_index), limit, obj.id, "incremental index of commit")
+        elif isinstance(obj, IndexObj):
+            limit = self.effective_index_segment_size_limit
+            if len(obj.index) > limit:
+                raise ObjTooLarge(len(obj.index), limit, obj.id, "index segment")
+
+    def _decode(self, row: ObjRow) -> Obj:
+        return self._codec.decode(
+            ObjId(row.obj_id), row.obj_type, row.data, row.referenced, row.version_token
+        )
+
+
+def _version_token(obj: Obj) -> str:
+    token = obj.version_token if isinstance(obj, (UpdateableObj, GenericObj)) else None
+    if token is None:
+        raise ValueError(
+            f"{type(obj).__name__} {obj.id} has no version token; only updateable objects can be "
+            "updated or deleted conditionally"
+        )
+    return token
+
+
+def _to_row(ref: Reference) -> RefRow:
+    return RefRow(
+        ref.name,
+        bytes(ref.pointer),
+        ref.deleted,
+        ref.created_at_micros,
+        None if ref.extended_info_obj is None else bytes(ref.extended_info_obj),
+        encode_previous_pointers(ref.previous_pointers),
+    )
+
+
+def _from_row(row: RefRow) -> Reference:
+    return Reference(
+        name=row.name,
+        pointer=ObjId(row.pointer),
+        deleted=row.deleted,
+        created_at_micros=row.created_at_micros,
+        extended_info_obj=None if row.extended_info is None else ObjId(row.extended_info),
+        previous_pointers=decode_previous_pointers(row.previous_pointers),
+    )

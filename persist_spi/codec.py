@@ -1,0 +1,330 @@
+"""Serialisation of objects and reference history: the one place that turns objects into bytes.
+
+Backends store the bytes this module produces and never look inside them. Every encoded object
+starts with a format-version byte, so a later format can be introduced while old rows stay
+readable. A different codec can be given to a Persist (anything with ``encode`` / ``decode``).
+
+Format 1 is msgpack: standard types as a positional array of their fields, custom dataclass types
+as a map of field name to value (object ids as msgpack extension type 1), unknown types as the
+attribute map they were stored with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, NamedTuple, Protocol
+
+import msgpack
+
+from persist_spi.errors import LochkitError
+from persist_spi.headers import CommitHeaders
+from persist_spi.ids import ObjId
+from persist_spi.keys import StoreKey
+from persist_spi.objs import (
+    CommitObj,
+    CommitType,
+    Compression,
+    ContentValueObj,
+    GenericObj,
+    IndexObj,
+    IndexSegmentsObj,
+    IndexStripe,
+    Obj,
+    RefObj,
+    StringObj,
+    TagObj,
+    UniqueIdObj,
+    UpdateableObj,
+)
+from persist_spi.objtypes import OBJ_TYPES
+from persist_spi.references import PreviousPointer
+
+FORMAT_V1: Final = 1
+_OBJ_ID_EXT: Final = 1
+
+
+class EncodedObj(NamedTuple):
+    """What a backend stores for one object, besides its id and ``referenced``."""
+
+    type_short_name: str
+    version_token: str | None
+    data: bytes
+
+
+class ObjCodec(Protocol):
+    def encode(self, obj: Obj) -> EncodedObj: ...
+
+    def decode(
+        self, obj_id: ObjId, type_short_name: str, data: bytes, referenced: int, version_token: str | None
+    ) -> Obj: ...
+
+
+class CorruptObject(LochkitError):
+    """Stored bytes could not be decoded."""
+
+    def __init__(self, obj_id: ObjId, reason: str) -> None:
+        super().__init__(f"Object {obj_id} cannot be decoded: {reason}")
+
+
+# --- msgpack helpers -----------------------------------------------------------------------------
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, ObjId):
+        return msgpack.ExtType(_OBJ_ID_EXT, bytes(value))
+    if isinstance(value, CommitHeaders):
+        return [[name, list(values)] for name, values in value.items()]
+    if isinstance(value, (tuple, frozenset, set)):
+        return list(value)
+    raise TypeError(f"cannot serialise a {type(value).__name__}")
+
+
+def _ext_hook(code: int, data: bytes) -> Any:
+    if code == _OBJ_ID_EXT:
+        return ObjId(data)
+    return msgpack.ExtType(code, data)
+
+
+def _pack(value: Any) -> bytes:
+    # ObjId is a bytes subclass, so plain ``bytes`` handling would swallow it; strict_types routes
+    # subclasses through ``_default``.
+    packed: bytes = msgpack.packb(value, default=_default, use_bin_type=True, strict_types=True)
+    return bytes([FORMAT_V1]) + packed
+
+
+def _unpack(data: bytes) -> Any:
+    if not data:
+        raise ValueError("no bytes")
+    if data[0] != FORMAT_V1:
+        raise ValueError(f"unknown format version {data[0]}; this lochkit reads version {FORMAT_V1}")
+    return msgpack.unpackb(data[1:], ext_hook=_ext_hook, raw=False, use_list=False, strict_map_key=False)
+
+
+def _plain(value: Any) -> Any:
+    """Values packed positionally: ids as plain bytes (smaller than the extension form)."""
+    return bytes(value) if isinstance(value, ObjId) else value
+
+
+def _id_or_none(raw: bytes | None) -> ObjId | None:
+    return None if raw is None else ObjId(raw)
+
+
+def _ids(raw: Sequence[bytes]) -> tuple[ObjId, ...]:
+    return tuple(ObjId(r) for r in raw)
+
+
+def _headers_out(headers: CommitHeaders | None) -> list[list[Any]] | None:
+    if headers is None:
+        return None
+    return [[name, list(values)] for name, values in headers.items()]
+
+
+def _headers_in(raw: Sequence[Sequence[Any]] | None) -> CommitHeaders | None:
+    if raw is None:
+        return None
+    return CommitHeaders({name: tuple(values) for name, values in raw})
+
+
+def _stripes_out(stripes: Sequence[IndexStripe]) -> list[list[Any]]:
+    return [[s.first_key, s.last_key, bytes(s.segment)] for s in stripes]
+
+
+def _stripes_in(raw: Sequence[Sequence[Any]]) -> tuple[IndexStripe, ...]:
+    return tuple(IndexStripe(StoreKey(f), StoreKey(la), ObjId(seg)) for f, la, seg in raw)
+
+
+# --- standard types: positional field arrays ------------------------------------------------------
+
+_Encoder = Callable[[Any], list[Any]]
+_Decoder = Callable[[ObjId, int, Sequence[Any]], Obj]
+
+
+def _enc_commit(o: CommitObj) -> list[Any]:
+    return [
+        o.created,
+        o.seq,
+        [bytes(t) for t in o.tail],
+        [bytes(p) for p in o.secondary_parents],
+        _headers_out(o.headers),
+        o.message,
+        o.incremental_index,
+        _plain(o.reference_index),
+        _stripes_out(o.reference_index_stripes),
+        o.incomplete_index,
+        o.commit_type.value,
+    ]
+
+
+def _dec_commit(i: ObjId, r: int, f: Sequence[Any]) -> CommitObj:
+    headers = _headers_in(f[4])
+    return CommitObj(
+        id=i,
+        referenced=r,
+        created=f[0],
+        seq=f[1],
+        tail=_ids(f[2]),
+        secondary_parents=_ids(f[3]),
+        headers=headers if headers is not None else CommitHeaders(),
+        message=f[5],
+        incremental_index=f[6],
+        reference_index=_id_or_none(f[7]),
+        reference_index_stripes=_stripes_in(f[8]),
+        incomplete_index=f[9],
+        commit_type=CommitType(f[10]),
+    )
+
+
+def _enc_value(o: ContentValueObj) -> list[Any]:
+    return [o.content_id, o.payload, o.data]
+
+
+def _dec_value(i: ObjId, r: int, f: Sequence[Any]) -> ContentValueObj:
+    return ContentValueObj(id=i, referenced=r, content_id=f[0], payload=f[1], data=f[2])
+
+
+def _enc_ref(o: RefObj) -> list[Any]:
+    return [o.name, bytes(o.initial_pointer), o.created_at_micros, _plain(o.extended_info_obj)]
+
+
+def _dec_ref(i: ObjId, r: int, f: Sequence[Any]) -> RefObj:
+    return RefObj(
+        id=i,
+        referenced=r,
+        name=f[0],
+        initial_pointer=ObjId(f[1]),
+        created_at_micros=f[2],
+        extended_info_obj=_id_or_none(f[3]),
+    )
+
+
+def _enc_tag(o: TagObj) -> list[Any]:
+    return [o.message, _headers_out(o.headers), o.signature]
+
+
+def _dec_tag(i: ObjId, r: int, f: Sequence[Any]) -> TagObj:
+    return TagObj(id=i, referenced=r, message=f[0], headers=_headers_in(f[1]), signature=f[2])
+
+
+def _enc_string(o: StringObj) -> list[Any]:
+    return [o.content_type, o.compression.value, o.filename, [bytes(p) for p in o.predecessors], o.text]
+
+
+def _dec_string(i: ObjId, r: int, f: Sequence[Any]) -> StringObj:
+    return StringObj(
+        id=i,
+        referenced=r,
+        content_type=f[0],
+        compression=Compression(f[1]),
+        filename=f[2],
+        predecessors=_ids(f[3]),
+        text=f[4],
+    )
+
+
+def _enc_segments(o: IndexSegmentsObj) -> list[Any]:
+    return [_stripes_out(o.stripes)]
+
+
+def _dec_segments(i: ObjId, r: int, f: Sequence[Any]) -> IndexSegmentsObj:
+    return IndexSegmentsObj(id=i, referenced=r, stripes=_stripes_in(f[0]))
+
+
+def _enc_index(o: IndexObj) -> list[Any]:
+    return [o.index]
+
+
+def _dec_index(i: ObjId, r: int, f: Sequence[Any]) -> IndexObj:
+    return IndexObj(id=i, referenced=r, index=f[0])
+
+
+def _enc_unique(o: UniqueIdObj) -> list[Any]:
+    return [o.space, o.value]
+
+
+def _dec_unique(i: ObjId, r: int, f: Sequence[Any]) -> UniqueIdObj:
+    return UniqueIdObj(id=i, referenced=r, space=f[0], value=f[1])
+
+
+_STANDARD: Final[dict[type[Obj], tuple[_Encoder, _Decoder]]] = {
+    CommitObj: (_enc_commit, _dec_commit),
+    ContentValueObj: (_enc_value, _dec_value),
+    RefObj: (_enc_ref, _dec_ref),
+    TagObj: (_enc_tag, _dec_tag),
+    StringObj: (_enc_string, _dec_string),
+    IndexSegmentsObj: (_enc_segments, _dec_segments),
+    IndexObj: (_enc_index, _dec_index),
+    UniqueIdObj: (_enc_unique, _dec_unique),
+}
+_STANDARD_BY_SHORT: Final[dict[str, _Decoder]] = {
+    cls.TYPE.short_name: dec for cls, (_, dec) in _STANDARD.items()
+}
+_NOT_IN_BLOB: Final = frozenset({"id", "referenced", "version_token"})
+
+
+class BinaryCodec:
+    """The default codec (format 1)."""
+
+    def encode(self, obj: Obj) -> EncodedObj:
+        cls = type(obj)
+        standard = _STANDARD.get(cls)
+        if standard is not None:
+            return EncodedObj(cls.TYPE.short_name, None, _pack(standard[0](obj)))
+        if isinstance(obj, GenericObj):
+            return EncodedObj(obj.type_name, obj.version_token, _pack(dict(obj.attributes)))
+        if not dataclasses.is_dataclass(obj):
+            raise TypeError(f"{cls.__name__} is not a dataclass; custom object types must be dataclasses")
+        fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.name not in _NOT_IN_BLOB}
+        token = obj.version_token if isinstance(obj, UpdateableObj) else None
+        return EncodedObj(obj.obj_type.short_name, token, _pack(fields))
+
+    def decode(
+        self, obj_id: ObjId, type_short_name: str, data: bytes, referenced: int, version_token: str | None
+    ) -> Obj:
+        try:
+            decoder = _STANDARD_BY_SHORT.get(type_short_name)
+            fields = _unpack(data)
+            if decoder is not None:
+                return decoder(obj_id, referenced, fields)
+            obj_type = OBJ_TYPES.by_short_name(type_short_name)
+            if obj_type is None or obj_type.cls is GenericObj:
+                return GenericObj(
+                    id=obj_id,
+                    referenced=referenced,
+                    type_name=type_short_name,
+                    attributes=_thaw(fields),
+                    version_token=version_token,
+                )
+            kwargs: dict[str, Any] = dict(fields)
+            if issubclass(obj_type.cls, UpdateableObj):
+                kwargs["version_token"] = version_token
+            return obj_type.cls(id=obj_id, referenced=referenced, **kwargs)
+        except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException) as e:
+            raise CorruptObject(obj_id, f"{type(e).__name__}: {e}") from e
+
+
+def _thaw(value: Any) -> Any:
+    """Generic attributes come back as plain dicts and lists, whatever they were when stored."""
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value
+
+
+DEFAULT_CODEC: Final = BinaryCodec()
+
+
+# --- reference history ---------------------------------------------------------------------------
+
+
+def encode_previous_pointers(entries: Sequence[PreviousPointer]) -> bytes:
+    if not entries:
+        return b""
+    return _pack([[bytes(e.pointer), e.timestamp_micros] for e in entries])
+
+
+def decode_previous_pointers(data: bytes | None) -> tuple[PreviousPointer, ...]:
+    if not data:
+        return ()
+    return tuple(PreviousPointer(ObjId(p), ts) for p, ts in _unpack(data))

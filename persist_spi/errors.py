@@ -1,0 +1,135 @@
+"""Exceptions of the Persist contract and of backends.
+
+Every message says what happened, to what, and (where there is one) what to do about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from persist_spi.ids import ObjId
+    from persist_spi.references import Reference
+
+
+class LochkitError(Exception):
+    """Base class of every error lochkit raises on purpose."""
+
+
+# --- objects -------------------------------------------------------------------------------------
+
+
+class ObjNotFound(LochkitError):
+    """One or more required objects are missing, or exist with another type than the one asked for."""
+
+    def __init__(self, obj_ids: Sequence[ObjId]) -> None:
+        self.obj_ids: tuple[ObjId, ...] = tuple(obj_ids)
+        if len(self.obj_ids) == 1:
+            text = f"Object with ID {self.obj_ids[0]} not found"
+        else:
+            text = "Objects with IDs " + ", ".join(str(i) for i in self.obj_ids) + " not found"
+        super().__init__(text)
+
+
+class ObjTooLarge(LochkitError):
+    """An object is bigger than a soft (configured) or hard (database) limit; nothing was written."""
+
+    def __init__(self, size: int, limit: int, obj_id: ObjId | None = None, what: str = "object") -> None:
+        self.size = size
+        self.limit = limit
+        self.obj_id = obj_id
+        where = f" {obj_id}" if obj_id is not None else ""
+        super().__init__(
+            f"The {what}{where} is {size} bytes, more than the limit of {limit} bytes; "
+            "nothing of this request was written"
+        )
+
+
+# --- references ----------------------------------------------------------------------------------
+
+
+class RefAlreadyExists(LochkitError):
+    """A reference with that name already exists; carries the row as read from the database."""
+
+    def __init__(self, existing: Reference | None, name: str | None = None) -> None:
+        self.reference = existing
+        self.name = existing.name if existing is not None else name
+        super().__init__(f"Reference {self.name} already exists")
+
+
+class RefNotFound(LochkitError):
+    """No row exists for the reference name."""
+
+    def __init__(self, name: str, reference: Reference | None = None) -> None:
+        self.name = name
+        self.reference = reference
+        super().__init__(f"Reference {name} does not exist")
+
+
+class RefConditionFailed(LochkitError):
+    """A conditional reference change did not apply; carries the row currently stored."""
+
+    def __init__(self, current: Reference) -> None:
+        self.reference = current
+        super().__init__(
+            f"Reference {current.name} has changed (now at {current.pointer}"
+            f"{', marked deleted' if current.deleted else ''}); re-read it and retry"
+        )
+
+
+# --- outcomes of operations ----------------------------------------------------------------------
+
+
+class UnknownOperationResult(LochkitError):
+    """The database did not say whether a write happened (timeout, throttling, lost connection).
+
+    Retry loops treat this as retryable: every write lochkit issues is conditional, so repeating it
+    can never apply it twice.
+    """
+
+
+class RetryTimeout(LochkitError):
+    """A bounded retry loop gave up."""
+
+    def __init__(self, retries: int, elapsed_nanos: int) -> None:
+        self.retries = retries
+        self.elapsed_nanos = elapsed_nanos
+        super().__init__(
+            f"The operation could not be performed after {retries} retries within "
+            f"{elapsed_nanos // 1_000_000} ms; the reference is under heavy contention, try again later"
+        )
+
+
+# --- backends ------------------------------------------------------------------------------------
+
+
+class BackendError(LochkitError):
+    """A backend could not serve a request. Messages name the backend and address, never secrets."""
+
+    def __init__(self, backend: str, address: str, problem: str, fix: str) -> None:
+        self.backend = backend
+        self.address = address
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{backend} at {address}: {problem}. {fix}")
+
+
+class BackendUnavailable(BackendError):
+    """The server is down or unreachable."""
+
+
+class BackendAuthenticationFailed(BackendError):
+    """The server rejected the credentials."""
+
+
+class BackendPermissionDenied(BackendError):
+    """The credentials lack a permission lochkit needs (create tables, write rows...)."""
+
+
+class BackendSchemaMismatch(BackendError):
+    """The existing tables were not created by this version of lochkit."""
+
+
+class BackendConfigError(BackendError):
+    """The connection settings are invalid (bad URL, unknown option)."""

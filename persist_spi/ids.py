@@ -1,0 +1,65 @@
+"""Object ids: content hashes that name every stored object."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Final
+
+MAX_OBJ_ID_LENGTH: Final = 256
+
+
+class ObjId(bytes):
+    """An object id: normally the 32 bytes of a SHA-256 digest.
+
+    It is a ``bytes`` subclass so ids hash, compare and serialise at native speed; ``str()`` gives
+    the lowercase hex text form. Lengths other than 32 exist only for ids imported from elsewhere.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, raw: bytes = b"") -> ObjId:
+        if len(raw) > MAX_OBJ_ID_LENGTH:
+            raise ValueError(f"Object id is {len(raw)} bytes long; the maximum is {MAX_OBJ_ID_LENGTH} bytes")
+        return super().__new__(cls, raw)
+
+    @classmethod
+    def from_hex(cls, text: str) -> ObjId:
+        """Parse the hex text form, rejecting odd lengths and non-hex characters."""
+        if len(text) % 2:
+            raise ValueError(
+                f"Object id '{text}' has an odd number of hex digits ({len(text)}); "
+                "an id is two hex digits per byte"
+            )
+        try:
+            return cls(bytes.fromhex(text))
+        except ValueError:
+            raise ValueError(f"Object id '{text}' contains characters that are not hex digits") from None
+
+    @property
+    def hex_text(self) -> str:
+        return self.hex()
+
+    def __str__(self) -> str:
+        return self.hex()
+
+    def __repr__(self) -> str:
+        return f"ObjId({self.hex()})"
+
+    @property
+    def serialized_size(self) -> int:
+        """Bytes this id takes inside an index: a varint length, then the id bytes."""
+        n = len(self)
+        return n + (1 if n < 0x80 else 2)
+
+
+#: SHA-256 of UTF-8 ``empty``: the "no ancestor" commit, the pointer of an empty branch. Never stored.
+EMPTY_OBJ_ID: Final = ObjId(hashlib.sha256(b"empty").digest())
+
+#: The zero-length id, used as "no value" inside index elements.
+ZERO_LENGTH_OBJ_ID: Final = ObjId(b"")
+
+
+def random_obj_id() -> ObjId:
+    """32 random bytes; for tests and tools only (real ids are content hashes)."""
+    return ObjId(os.urandom(32))

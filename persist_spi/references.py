@@ -1,0 +1,69 @@
+"""Reference rows: a name pointing at a commit (or tag object), changed only by compare-and-swap."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Final
+
+from persist_spi.ids import ObjId
+
+if TYPE_CHECKING:
+    from persist_spi.config import StoreConfig
+
+INTERNAL_REF_PREFIX: Final = "int/"
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousPointer:
+    """A former head of a reference and when it was replaced (µs)."""
+
+    pointer: ObjId
+    timestamp_micros: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One row of the references table.
+
+    Equality, and so the compare-and-swap condition of every conditional change, covers name,
+    pointer, deleted, created-at and extended-info. ``previous_pointers`` is history only: it is
+    left out of equality and of every condition.
+    """
+
+    name: str
+    pointer: ObjId
+    deleted: bool = False
+    #: µs since the epoch; 0 means unknown.
+    created_at_micros: int = 0
+    extended_info_obj: ObjId | None = None
+    #: Recent former heads, newest first.
+    previous_pointers: tuple[PreviousPointer, ...] = field(default=(), compare=False)
+
+    @property
+    def is_internal(self) -> bool:
+        return self.name.startswith(INTERNAL_REF_PREFIX)
+
+    def with_deleted(self, deleted: bool) -> Reference:
+        return replace(self, deleted=deleted)
+
+    def for_new_pointer(self, new_pointer: ObjId, config: StoreConfig, now_micros: int) -> Reference:
+        """The row after moving to ``new_pointer``, with the history derived from *this* copy.
+
+        The old pointer is recorded only when it changes; older entries are kept until the list
+        holds ``ref_previous_head_count`` entries or an entry is older than
+        ``ref_previous_head_time_span_seconds``.
+        """
+        history: list[PreviousPointer] = []
+        limit = config.ref_previous_head_count
+        if new_pointer != self.pointer and limit > 0:
+            history.append(PreviousPointer(self.pointer, now_micros))
+        oldest_kept = now_micros - config.ref_previous_head_time_span_seconds * 1_000_000
+        for entry in self.previous_pointers:
+            if len(history) >= limit or entry.timestamp_micros < oldest_kept:
+                break
+            history.append(entry)
+        return replace(self, pointer=new_pointer, deleted=False, previous_pointers=tuple(history))
+
+    def same_row_as(self, other: Reference) -> bool:
+        """Equality including the history, for tests and the stateful model."""
+        return self == other and self.previous_pointers == other.previous_pointers

@@ -1,0 +1,104 @@
+"""Finding backends: every adapter registers a factory under the ``lochkit.backends`` entry point.
+
+A third-party adapter declares, in its own ``pyproject.toml``::
+
+    [project.entry-points."lochkit.backends"]
+    mydb = "mypackage.backend:MyDbBackendFactory"
+
+and is then listed by ``lochkit backends`` and usable as ``--backend mydb``, without editing lochkit.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, Final
+
+from persist_spi.adapter import BackendAdapter, Capabilities
+
+ENTRY_POINT_GROUP: Final = "lochkit.backends"
+
+
+class BackendFactory(ABC):
+    """Creates adapters for one kind of database. Importing it must not need the database driver."""
+
+    #: The name users pass to ``--backend``.
+    name: str
+    #: One line for ``lochkit backends``.
+    description: str = ""
+    #: Python modules the adapter needs; missing ones make the backend "not installed".
+    required_modules: tuple[str, ...] = ()
+    #: The ``pip install`` extra that brings them.
+    extra: str | None = None
+    #: Used when no URL is given; None when the backend needs an address.
+    default_url: str | None = None
+
+    @property
+    @abstractmethod
+    def capabilities(self) -> Capabilities:
+        """Declared without connecting, so capabilities can be listed and tests selected up front."""
+
+    @abstractmethod
+    def create(self, url: str | None = None, options: Mapping[str, Any] | None = None) -> BackendAdapter:
+        """Connect (or open) and return an adapter. Raises a BackendError a user can act on."""
+
+    def missing_modules(self) -> list[str]:
+        return [m for m in self.required_modules if importlib.util.find_spec(m) is None]
+
+    def install_hint(self) -> str:
+        return f"pip install 'lochkit[{self.extra}]'" if self.extra else "see the backend's documentation"
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    name: str
+    source: str  # "module:attr" of the entry point
+    factory: BackendFactory | None
+    load_error: str | None
+
+    @property
+    def installed(self) -> bool:
+        return self.factory is not None and not self.factory.missing_modules()
+
+
+class UnknownBackend(ValueError):
+    pass
+
+
+def discover_backends() -> dict[str, BackendEntry]:
+    """Every registered backend, loadable or not, by name."""
+    found: dict[str, BackendEntry] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            loaded = ep.load()
+            factory = loaded() if isinstance(loaded, type) else loaded
+            if not isinstance(factory, BackendFactory):
+                raise TypeError(f"{ep.value} is not a BackendFactory")
+            found[ep.name] = BackendEntry(ep.name, ep.value, factory, None)
+        except Exception as e:  # a broken third-party plugin must not hide the others
+            found[ep.name] = BackendEntry(ep.name, ep.value, None, f"{type(e).__name__}: {e}")
+    return dict(sorted(found.items()))
+
+
+def backend_factory(name: str) -> BackendFactory:
+    """The factory registered as ``name``, or an error naming the known backends and the fix."""
+    entries = discover_backends()
+    entry = entries.get(name)
+    if entry is None:
+        known = ", ".join(entries) or "none"
+        raise UnknownBackend(
+            f"No backend named '{name}' is registered (known: {known}). A backend registers under "
+            f"the '{ENTRY_POINT_GROUP}' entry point group; is its package installed?"
+        )
+    if entry.factory is None:
+        raise UnknownBackend(f"Backend '{name}' ({entry.source}) failed to load: {entry.load_error}")
+    missing = entry.factory.missing_modules()
+    if missing:
+        raise UnknownBackend(
+            f"Backend '{name}' needs the Python module(s) {', '.join(missing)}; "
+            f"install them with: {entry.factory.install_hint()}"
+        )
+    return entry.factory

@@ -1,0 +1,3 @@
+"""lochkit's own conformance run: every suite against each backend named by ``--backend``."""
+
+from conformance.all import *  # noqa: F403
