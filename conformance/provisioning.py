@@ -59,6 +59,11 @@ class ServerProvisioner(ABC):
     #: The backend name(s) it serves.
     backends: tuple[str, ...] = ()
 
+    def install(self, backend: str) -> str:
+        """Install the local server into the user's cache if missing (idempotent); returns what
+        is installed. Used by ``lochkit servers install`` and by :meth:`local_process`."""
+        return "nothing to install"
+
     def testcontainers(self, backend: str, workdir: Path) -> Provisioned:
         raise ProvisioningFailed(f"{backend}: no testcontainers recipe")
 

@@ -1,12 +1,24 @@
-"""Server versions, pinned in one place. ``docker-compose.yml`` uses the same values (a unit test
-checks that they agree)."""
+"""Server versions, pinned in one place. ``docker-compose.yml`` uses the same images (a unit test
+checks that they agree). Each provisioner reads its entries from here."""
 
 from __future__ import annotations
 
 from typing import Final
 
-#: Container images for testcontainers and docker compose.
-IMAGES: Final[dict[str, str]] = {}
+#: Container images for testcontainers and docker compose (official images).
+IMAGES: Final[dict[str, str]] = {
+    "postgres": "postgres:17.6",
+    "cockroachdb": "cockroachdb/cockroach:v25.2.4",
+    "mongodb": "mongo:8.0.13",
+    "cassandra": "cassandra:5.0.5",
+    "scylladb": "scylladb/scylla:6.2.3",
+    "dynamodb": "amazon/dynamodb-local:2.6.1",
+}
 
-#: What the local-process launchers install from the package registries.
-LOCAL: Final[dict[str, str]] = {}
+#: What the local-process launchers install from the package registries this project reaches.
+LOCAL: Final[dict[str, str]] = {
+    "postgres": "Debian package postgresql (15.x on Debian 12)",
+    "cassandra": "org.apache.cassandra:cassandra-all:5.0.5",
+    "dynamodb": "com.amazonaws:DynamoDBLocal:2.6.1",
+    "mongodb": "github.com/FerretDB/FerretDB/cmd/ferretdb@v1.24.2",
+}

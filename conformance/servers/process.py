@@ -1,0 +1,185 @@
+"""Shared machinery for local-process servers: cache directories, free ports, downloads through
+Maven, starting a process with its log captured, waiting for readiness, and stopping reliably."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from conformance.provisioning import ProvisioningFailed
+
+_RUNNING: list[LocalServer] = []
+
+
+def cache_dir(*parts: str) -> Path:
+    """Where downloaded servers live between runs: ``$LOCHKIT_CACHE`` or ``~/.cache/lochkit``."""
+    root = Path(os.environ.get("LOCHKIT_CACHE") or Path.home() / ".cache" / "lochkit")
+    path = root.joinpath(*parts)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def port_answers(port: int, host: str = "127.0.0.1") -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=1):
+        return True
+    return False
+
+
+def run_checked(
+    cmd: Sequence[str],
+    what: str,
+    *,
+    cwd: Path | None = None,
+    timeout: float = 900,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """Run an install step; on failure raise with the command's output tail and the step's name."""
+    try:
+        done = subprocess.run(
+            list(cmd),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, **(env or {})},
+        )
+    except FileNotFoundError as e:
+        raise ProvisioningFailed(f"{what}: '{cmd[0]}' is not installed ({e})") from e
+    except subprocess.TimeoutExpired as e:
+        raise ProvisioningFailed(f"{what}: '{' '.join(cmd)}' did not finish within {timeout:.0f} s") from e
+    if done.returncode != 0:
+        tail = (done.stdout + done.stderr).strip().splitlines()[-25:]
+        raise ProvisioningFailed(
+            f"{what} failed (exit {done.returncode}): {' '.join(cmd)}\n" + "\n".join(tail)
+        )
+    return done.stdout
+
+
+def maven_fetch(coordinates: Sequence[str], dest: Path, what: str, *, transitive: bool = True) -> Path:
+    """Copy Maven Central artifacts (``group:artifact:version[:type[:classifier]]``) and, when
+    ``transitive``, their runtime dependencies into ``dest``. Skipped when ``dest`` is complete."""
+    marker = dest / ".complete"
+    if marker.exists():
+        return dest
+    dest.mkdir(parents=True, exist_ok=True)
+    deps = []
+    for coordinate in coordinates:
+        group, artifact, version, *rest = coordinate.split(":")
+        kind = f"<type>{rest[0]}</type>" if rest else ""
+        classifier = f"<classifier>{rest[1]}</classifier>" if len(rest) > 1 else ""
+        deps.append(
+            f"<dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+            f"<version>{version}</version>{kind}{classifier}</dependency>"
+        )
+    pom = dest / "pom.xml"
+    pom.write_text(
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        "<groupId>lochkit</groupId><artifactId>server-fetch</artifactId><version>1</version>"
+        f"<packaging>pom</packaging><dependencies>{''.join(deps)}</dependencies></project>"
+    )
+    run_checked(
+        [
+            "mvn",
+            "-q",
+            "-B",
+            "-f",
+            str(pom),
+            "dependency:copy-dependencies",
+            f"-DoutputDirectory={dest / 'lib'}",
+            "-DincludeScope=runtime",
+            f"-DexcludeTransitive={'false' if transitive else 'true'}",
+        ],
+        what,
+    )
+    marker.write_text("ok\n")
+    return dest
+
+
+class LocalServer:
+    """A server process we started: its log is kept, and it is stopped at exit if nobody else did."""
+
+    def __init__(
+        self,
+        name: str,
+        cmd: Sequence[str],
+        *,
+        log_path: Path,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        user: str | None = None,
+    ) -> None:
+        self.name = name
+        self.log_path = log_path
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(log_path, "ab")  # noqa: SIM115 (kept open for the process's lifetime)
+        argv = list(cmd)
+        if user is not None:
+            argv = ["runuser", "-u", user, "--", *argv]
+        self.process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
+        )
+        _RUNNING.append(self)
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def wait_until(self, ready: Callable[[], bool], timeout: float, what: str) -> None:
+        """Poll ``ready`` until true; fail with the log tail if the process dies or time runs out."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise ProvisioningFailed(
+                    f"{self.name} exited with code {self.process.returncode} before {what}; "
+                    f"log {self.log_path}:\n{self.log_tail()}"
+                )
+            with contextlib.suppress(Exception):
+                if ready():
+                    return
+            time.sleep(0.5)
+        self.stop()
+        raise ProvisioningFailed(
+            f"{self.name} was not ready ({what}) within {timeout:.0f} s; log {self.log_path}:\n"
+            f"{self.log_tail()}"
+        )
+
+    def stop(self, grace: float = 30) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(grace)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+        self._log.close()
+        if self in _RUNNING:
+            _RUNNING.remove(self)
+
+
+@atexit.register
+def _stop_leftovers() -> None:
+    for server in list(_RUNNING):
+        with contextlib.suppress(Exception):
+            server.stop(grace=10)
