@@ -1,0 +1,82 @@
+"""Index elements: a store key and the operation recorded for it."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from typing import NamedTuple
+
+from persist_spi.ids import ObjId
+from persist_spi.indexes.varint import decode_varint, encode_varint
+from persist_spi.keys import StoreKey
+
+_ZERO_UUID = bytes(16)
+
+
+class Action(enum.Enum):
+    """What an index element says about its key. ``exists``: the key is live; ``current_commit``: the
+    element was written by the commit that holds the index (rather than carried over)."""
+
+    NONE = "N"
+    ADD = "A"
+    REMOVE = "R"
+    INCREMENTAL_ADD = "a"
+    INCREMENTAL_REMOVE = "r"
+
+    def __init__(self, code: str) -> None:
+        self.code_byte = ord(code)
+        self.exists = code in "NAa"
+        self.current_commit = code in "AR"
+
+
+_BY_BYTE = {a.code_byte: a for a in Action}
+
+
+class CommitOp(NamedTuple):
+    action: Action
+    payload: int
+    #: The content value object id; None for "no value".
+    value: ObjId | None = None
+    content_id: uuid.UUID | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.action.exists
+
+    def with_action(self, action: Action) -> CommitOp:
+        return self._replace(action=action)
+
+    def serialized_size(self) -> int:
+        """Action byte, payload varint (one byte for 0..127), id with varint length, 16-byte content id."""
+        value = self.value
+        id_size = 1 if not value else len(value) + (1 if len(value) < 0x80 else 2)
+        return 2 + id_size + 16
+
+
+class IndexElement(NamedTuple):
+    key: StoreKey
+    op: CommitOp
+
+
+def serialize_op(op: CommitOp) -> bytes:
+    value = op.value
+    cid = op.content_id.bytes if op.content_id is not None else _ZERO_UUID
+    if not value:
+        return bytes((op.action.code_byte, op.payload, 0)) + cid
+    return bytes((op.action.code_byte,)) + encode_varint(op.payload) + encode_varint(len(value)) + value + cid
+
+
+def deserialize_op(buf: bytes, pos: int) -> tuple[CommitOp, int]:
+    try:
+        action = _BY_BYTE[buf[pos]]
+    except KeyError:
+        raise ValueError(f"Unknown index element action byte {buf[pos]:#04x} at offset {pos}") from None
+    payload, pos = decode_varint(buf, pos + 1)
+    length, pos = decode_varint(buf, pos)
+    value = ObjId(buf[pos : pos + length]) if length else None
+    pos += length
+    raw_cid = buf[pos : pos + 16]
+    if len(raw_cid) != 16:
+        raise ValueError("Index element is truncated (content id)")
+    content_id = None if raw_cid == _ZERO_UUID else uuid.UUID(bytes=raw_cid)
+    return CommitOp(action, payload, value, content_id), pos + 16

@@ -1,0 +1,43 @@
+"""Unsigned LEB128 varints (7 bits per byte, low group first), as Nessie's index format uses them."""
+
+from __future__ import annotations
+
+
+def encode_varint(value: int) -> bytes:
+    if value < 0:
+        raise ValueError(f"varint must not be negative, got {value}")
+    if value < 0x80:
+        return bytes((value,))
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def decode_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """The value at ``pos`` and the position after it."""
+    b = buf[pos]
+    if b < 0x80:
+        return b, pos + 1
+    value = b & 0x7F
+    shift = 7
+    pos += 1
+    while True:
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+        if shift > 35:
+            raise ValueError("varint is longer than 5 bytes")
+
+
+def varint_size(value: int) -> int:
+    size = 1
+    while value >= 0x80:
+        value >>= 7
+        size += 1
+    return size

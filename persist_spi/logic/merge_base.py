@@ -1,0 +1,94 @@
+"""Finding the merge base (respecting merge parents) or the common ancestor (first parents only)."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from persist_spi.ids import EMPTY_OBJ_ID, ObjId
+from persist_spi.objs import CommitObj
+
+_FROM_SOURCE = 1
+_FROM_TARGET = 2
+_BOTH = _FROM_SOURCE | _FROM_TARGET
+_CANDIDATE = 4
+
+
+class NoCommonAncestor(LookupError):
+    pass
+
+
+@dataclass(frozen=True)
+class _Node:
+    id: ObjId
+    seq: int
+    parents: tuple[ObjId, ...]
+
+
+def find_merge_base(
+    load: Callable[[ObjId], CommitObj | None],
+    target: ObjId,
+    source: ObjId,
+    respect_merge_parents: bool = True,
+) -> ObjId:
+    """The newest commit reachable from both ``target`` and ``source``.
+
+    Walks both histories newest-first (by ``seq``), flagging where each commit was reached from;
+    the first commit reached from both, and not below another such commit, is the answer.
+    ``load`` returns None for a missing commit.
+    """
+    cache: dict[ObjId, _Node] = {}
+
+    def node(commit_id: ObjId) -> _Node:
+        found = cache.get(commit_id)
+        if found is None:
+            commit = load(commit_id)
+            if commit is None:
+                raise NoCommonAncestor(f"Commit '{commit_id}' not found")
+            parents = (
+                (*commit.secondary_parents, commit.direct_parent)
+                if respect_merge_parents
+                else (commit.direct_parent,)
+            )
+            found = _Node(commit.id, commit.seq, tuple(p for p in parents if p != EMPTY_OBJ_ID))
+            cache[commit_id] = found
+        return found
+
+    if target == EMPTY_OBJ_ID:
+        if source != EMPTY_OBJ_ID:
+            node(source)
+        raise NoCommonAncestor(f"No common ancestor in parents of {source} and {target}")
+    if source == EMPTY_OBJ_ID:
+        node(target)
+        return target
+    if source == target:
+        node(target)
+        return target
+
+    flags: dict[ObjId, int] = {}
+    queue: list[tuple[int, bytes, ObjId]] = []
+
+    def push(commit_id: ObjId, flag: int) -> None:
+        current = flags.get(commit_id, 0)
+        if current | flag != current:
+            flags[commit_id] = current | flag
+            heapq.heappush(queue, (-node(commit_id).seq, commit_id, commit_id))
+
+    push(source, _FROM_SOURCE)
+    push(target, _FROM_TARGET)
+    results: list[ObjId] = []
+    while any(not flags[entry[2]] & _CANDIDATE for entry in queue):
+        _, _, commit_id = heapq.heappop(queue)
+        commit_flags = flags[commit_id]
+        propagate = commit_flags & (_BOTH | _CANDIDATE)
+        if commit_flags & _BOTH == _BOTH and not commit_flags & _CANDIDATE:
+            if commit_id not in results:
+                results.append(commit_id)
+            flags[commit_id] = commit_flags | _CANDIDATE
+            propagate |= _CANDIDATE
+        for parent in node(commit_id).parents:
+            push(parent, propagate)
+    if not results:
+        raise NoCommonAncestor(f"No common ancestor in parents of {source} and {target}")
+    return results[0]
