@@ -72,10 +72,12 @@ class CommitLogic:
         create: CreateCommit,
         conflict_handler: ConflictHandler = report_conflict,
         op_handler: OpHandler = _no_op,
-        expected_value_replacement: ValueReplacement = _keep,
-        committed_value_replacement: ValueReplacement = _keep,
+        expected_value_replacement: ValueReplacement | None = None,
+        committed_value_replacement: ValueReplacement | None = None,
     ) -> CommitObj:
         config = self.persist.config
+        expected_value_replacement = expected_value_replacement or _keep
+        committed_value_replacement = committed_value_replacement or _keep
         parent_id = create.parent_commit_id
         hasher = (
             ObjIdHasher("COMMIT").put_bytes(parent_id).put_str(create.message).put_hashable(create.headers)

@@ -1,0 +1,137 @@
+"""Content keys and content types (Iceberg tables and views, namespaces) and their serialisation."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final
+
+MAX_KEY_LENGTH: Final = 500
+
+
+@dataclass(frozen=True, order=True)
+class ContentKey:
+    """A name such as ``db.schema.table``: one or more non-empty elements."""
+
+    elements: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not self.elements:
+            raise ValueError("A content key needs at least one element")
+        for element in self.elements:
+            if not element:
+                raise ValueError(f"Content key {list(self.elements)!r} has an empty element")
+            if "\x00" in element or "\x01" in element:
+                raise ValueError(
+                    f"Content key element {element!r} contains a control character U+0000/U+0001"
+                )
+        if sum(len(e) for e in self.elements) + len(self.elements) - 1 > MAX_KEY_LENGTH:
+            raise ValueError(f"Key too long, max allowed length: {MAX_KEY_LENGTH}")
+
+    @classmethod
+    def of(cls, *elements: str) -> ContentKey:
+        return cls(tuple(elements))
+
+    @classmethod
+    def parse(cls, dotted: str) -> ContentKey:
+        return cls(tuple(dotted.split(".")))
+
+    @property
+    def parent(self) -> ContentKey | None:
+        return ContentKey(self.elements[:-1]) if len(self.elements) > 1 else None
+
+    @property
+    def name(self) -> str:
+        return self.elements[-1]
+
+    def starts_with(self, prefix: ContentKey) -> bool:
+        return self.elements[: len(prefix.elements)] == prefix.elements
+
+    def __str__(self) -> str:
+        return ".".join(self.elements)
+
+
+@dataclass(frozen=True)
+class Content:
+    """Base of content types. ``id`` is the content id: None for new content (the store assigns
+    one), the existing id for updates and renames."""
+
+    PAYLOAD: ClassVar[int] = 0
+    TYPE_NAME: ClassVar[str] = "UNKNOWN"
+
+    id: str | None = None
+
+    def with_id(self, content_id: str) -> Content:
+        return dataclasses.replace(self, id=content_id)
+
+    def to_bytes(self) -> bytes:
+        """The stored form: JSON of every field but the id (the id lives beside it)."""
+        fields = {
+            f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "id"
+        }
+        return json.dumps({"type": self.TYPE_NAME, **fields}, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+@dataclass(frozen=True)
+class IcebergTable(Content):
+    PAYLOAD: ClassVar[int] = 1
+    TYPE_NAME: ClassVar[str] = "ICEBERG_TABLE"
+
+    metadata_location: str = ""
+    snapshot_id: int = -1
+    schema_id: int = 0
+    spec_id: int = 0
+    sort_order_id: int = 0
+
+
+@dataclass(frozen=True)
+class IcebergView(Content):
+    PAYLOAD: ClassVar[int] = 3
+    TYPE_NAME: ClassVar[str] = "ICEBERG_VIEW"
+
+    metadata_location: str = ""
+    version_id: int = 0
+    schema_id: int = 0
+    sql_text: str = ""
+    dialect: str = ""
+
+
+@dataclass(frozen=True)
+class Namespace(Content):
+    PAYLOAD: ClassVar[int] = 4
+    TYPE_NAME: ClassVar[str] = "NAMESPACE"
+
+    elements: tuple[str, ...] = ()
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+
+CONTENT_TYPES: Final[dict[int, type[Content]]] = {
+    c.PAYLOAD: c for c in (IcebergTable, IcebergView, Namespace)
+}
+_BY_NAME: Final[dict[str, type[Content]]] = {c.TYPE_NAME: c for c in CONTENT_TYPES.values()}
+NAMESPACE_PAYLOAD: Final = Namespace.PAYLOAD
+
+
+def content_from_bytes(payload: int, content_id: str, data: bytes) -> Content:
+    doc = json.loads(data)
+    cls = _BY_NAME.get(doc.pop("type", ""), None) or CONTENT_TYPES.get(payload)
+    if cls is None:
+        raise ValueError(f"Unknown content payload {payload}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    kwargs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in doc.items() if k in names}
+    return cls(id=content_id, **kwargs)
+
+
+def type_name_for_payload(payload: int) -> str:
+    cls = CONTENT_TYPES.get(payload)
+    return cls.TYPE_NAME if cls is not None else f"UNKNOWN({payload})"

@@ -1,0 +1,83 @@
+"""Version-store errors, with messages a client can show and conflicts a client can act on."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from persist_spi.errors import LochkitError
+
+if TYPE_CHECKING:
+    from persist_spi.versionstore.content import Content, ContentKey
+
+
+class ConflictType(enum.Enum):
+    KEY_EXISTS = "key '{key}' already exists"
+    KEY_DOES_NOT_EXIST = "key '{key}' does not exist"
+    PAYLOAD_DIFFERS = "payload of existing and expected content for key '{key}' are different"
+    CONTENT_ID_DIFFERS = "content IDs of existing and expected content for key '{key}' are different"
+    VALUE_DIFFERS = "values of existing and expected content for key '{key}' are different"
+    NAMESPACE_ABSENT = "namespace '{key}' must exist"
+    NOT_A_NAMESPACE = (
+        "expecting the key '{key}' to be a namespace, but is not a namespace "
+        "(using a content object that is not a namespace as a namespace is forbidden)"
+    )
+    NAMESPACE_NOT_EMPTY = "namespace '{key}' is not empty"
+    UNEXPECTED_HASH = "hash of reference '{key}' is not the expected one"
+
+
+@dataclass(frozen=True)
+class Conflict:
+    conflict_type: ConflictType
+    key: ContentKey | None
+    message: str
+    #: The content the key currently holds (on the target), so a client can decide how to retry.
+    current: Content | None = None
+
+    @classmethod
+    def of(cls, conflict_type: ConflictType, key: Any, current: Content | None = None) -> Conflict:
+        return cls(conflict_type, key, conflict_type.value.format(key=key), current)
+
+
+class ReferenceNotFoundError(LochkitError):
+    pass
+
+
+class ReferenceAlreadyExistsError(LochkitError):
+    pass
+
+
+class ReferenceConflictError(LochkitError):
+    """The operation conflicts with the current state; ``conflicts`` says which key and how."""
+
+    def __init__(self, conflicts: Sequence[Conflict], message: str | None = None) -> None:
+        self.conflicts = tuple(conflicts)
+        super().__init__(message if message is not None else conflicts_message(self.conflicts))
+
+
+class InvalidOperation(ReferenceConflictError, ValueError):
+    """An operation a commit must never carry (a Put that would re-create existing content, change
+    a content id or type...). It is a ValueError and still names the conflict and current content."""
+
+
+class ReferenceRetryFailureError(LochkitError):
+    pass
+
+
+class MergeConflictError(LochkitError):
+    def __init__(self, message: str, result: Any) -> None:
+        self.result = result
+        super().__init__(message)
+
+
+def conflicts_message(conflicts: Sequence[Conflict]) -> str:
+    if len(conflicts) == 1:
+        text = conflicts[0].message
+        return text[:1].upper() + text[1:] + "."
+    return (
+        "There are multiple conflicts that prevent committing the provided operations: "
+        + ", ".join(c.message for c in conflicts)
+        + "."
+    )

@@ -1,0 +1,419 @@
+"""Merge (squashed into one commit on the target) and transplant (commits replayed one by one).
+
+Both build their commits with the same conflict policy. Per key, a merge behaviour decides what
+happens when target and source both changed it: NORMAL reports a conflict (nothing is applied),
+FORCE takes the source's content, DROP keeps the target's. Identical changes on both sides, and
+namespaces created on both sides, never conflict. A dry run builds everything in an overlay and
+writes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from persist_spi.ids import ObjId
+from persist_spi.indexes.base import StoreIndex
+from persist_spi.indexes.elements import Action, IndexElement
+from persist_spi.keys import StoreKey
+from persist_spi.logic.commit_logic import CommitLogic, DiffEntry
+from persist_spi.logic.conflicts import CommitConflict, ConflictResolution
+from persist_spi.logic.conflicts import ConflictType as LogicConflict
+from persist_spi.logic.create_commit import Add, CreateCommit, Remove
+from persist_spi.logic.merge_base import NoCommonAncestor, find_merge_base
+from persist_spi.objs import CommitObj, ContentValueObj, Obj, content_value
+from persist_spi.persist import Persist
+from persist_spi.versionstore.content import NAMESPACE_PAYLOAD, Content, ContentKey
+from persist_spi.versionstore.errors import (
+    Conflict,
+    ConflictType,
+    MergeConflictError,
+    ReferenceConflictError,
+    ReferenceNotFoundError,
+)
+from persist_spi.versionstore.keymap import from_store_key, to_store_key
+from persist_spi.versionstore.meta import CommitMeta
+from persist_spi.versionstore.namespaces import namespace_conflicts
+from persist_spi.versionstore.operations import MergeBehavior, MergeKeyBehavior
+from persist_spi.versionstore.overlay import OverlayPersist
+from persist_spi.versionstore.refs import NamedRef, RefKind
+from persist_spi.versionstore.results import KeyDetails, MergeResult
+from persist_spi.versionstore.store import RefOrHash, VersionStore
+
+
+@dataclass
+class _Policy:
+    """Merge behaviours by key, the conflicts they recorded, and the values they introduced."""
+
+    store: VersionStore
+    default: MergeBehavior
+    by_key: dict[ContentKey, MergeKeyBehavior]
+    details: dict[ContentKey, KeyDetails] = field(default_factory=dict)
+    used: set[ContentKey] = field(default_factory=set)
+    resolved_values: list[Obj] = field(default_factory=list)
+    hard_conflicts: list[CommitConflict] = field(default_factory=list)
+
+    def behavior(self, key: ContentKey) -> MergeKeyBehavior:
+        found = self.by_key.get(key)
+        if found is not None:
+            self.used.add(key)
+            return found
+        return MergeKeyBehavior(key, self.default)
+
+    def on_conflict(self, conflict: CommitConflict) -> ConflictResolution:
+        key = from_store_key(conflict.key)
+        if key is None:
+            return ConflictResolution.ADD
+        existing, op = conflict.existing, conflict.op
+        if conflict.conflict_type is LogicConflict.KEY_EXISTS and existing is not None and op is not None:
+            if existing.payload == op.payload and existing.value == op.value:
+                return ConflictResolution.DROP  # both sides made the same change
+            if existing.payload == NAMESPACE_PAYLOAD and op.payload == NAMESPACE_PAYLOAD:
+                return ConflictResolution.ADD
+        spec = self.behavior(key)
+        if spec.resolved_content is not None:
+            self.hard_conflicts.append(conflict)  # the caller's own resolution no longer fits
+            return ConflictResolution.CONFLICT
+        behavior = spec.behavior
+        if spec.expected_target_content is not None:
+            behavior = MergeBehavior.NORMAL
+        if behavior is MergeBehavior.FORCE:
+            return ConflictResolution.ADD
+        if behavior is MergeBehavior.DROP:
+            return ConflictResolution.DROP
+        current = self.store._contents_for_ops([existing])[0]
+        self.details[key] = KeyDetails(
+            spec.behavior, Conflict.of(ConflictType[conflict.conflict_type.name], key, current)
+        )
+        return ConflictResolution.ADD
+
+    def expected_value(self, is_add: bool, store_key: StoreKey, value: ObjId | None) -> ObjId | None:
+        key = from_store_key(store_key)
+        spec = self.by_key.get(key) if key is not None else None
+        if spec is None or spec.expected_target_content is None:
+            return value
+        self.used.add(spec.key)
+        return _value_obj(spec.expected_target_content).id
+
+    def committed_value(self, is_add: bool, store_key: StoreKey, value: ObjId | None) -> ObjId | None:
+        key = from_store_key(store_key)
+        spec = self.by_key.get(key) if key is not None else None
+        if spec is None or spec.resolved_content is None or not is_add:
+            return value
+        self.used.add(spec.key)
+        resolved = _value_obj(spec.resolved_content)
+        self.resolved_values.append(resolved)
+        return resolved.id
+
+
+def _value_obj(content: Content) -> ContentValueObj:
+    if content.id is None:
+        raise ValueError("Merge key behaviour content must carry its content id")
+    return content_value(content.id, content.PAYLOAD, content.to_bytes())
+
+
+def _validate_behaviors(behaviors: Sequence[MergeKeyBehavior]) -> dict[ContentKey, MergeKeyBehavior]:
+    by_key: dict[ContentKey, MergeKeyBehavior] = {}
+    for spec in behaviors:
+        if spec.resolved_content is not None:
+            if spec.behavior is not MergeBehavior.NORMAL:
+                raise ValueError(
+                    f"MergeKeyBehavior.resolvedContent must be null for MergeBehavior.{spec.behavior.value} "
+                    f"for {spec.key}"
+                )
+            if spec.expected_target_content is None:
+                raise ValueError(
+                    "MergeKeyBehavior.resolvedContent requires setting MergeKeyBehavior.expectedTarget as "
+                    f"well for key {spec.key}"
+                )
+        by_key[spec.key] = spec
+    return by_key
+
+
+def _check_all_used(policy: _Policy) -> None:
+    unused = sorted(str(k) for k in policy.by_key if k not in policy.used)
+    if unused:
+        raise ValueError(
+            "Not all merge key behaviors specified in the request have been used. The following keys were "
+            f"not used: [{', '.join(unused)}]"
+        )
+
+
+def _ops_from_diff(entries: Sequence[DiffEntry]) -> tuple[list[Add], list[Remove]]:
+    """Turn a diff (merge base -> source) into commit operations."""
+    adds: list[Add] = []
+    removes: list[Remove] = []
+    for e in entries:
+        base, source = e.from_op, e.to_op
+        if base is None and source is not None and source.value is not None:
+            adds.append(Add(e.key, source.payload, source.value, None, source.content_id))
+        elif source is None and base is not None and base.value is not None:
+            removes.append(Remove(e.key, base.payload, base.value, base.content_id))
+        elif base is not None and source is not None and source.value is not None and base.value is not None:
+            if base.content_id == source.content_id:
+                adds.append(Add(e.key, source.payload, source.value, base.value, source.content_id))
+            else:  # dropped and re-created under the same key
+                removes.append(Remove(e.key, base.payload, base.value, base.content_id))
+                adds.append(Add(e.key, source.payload, source.value, None, source.content_id))
+    return adds, removes
+
+
+def _has_ops(commit: CommitObj, logic: CommitLogic) -> bool:
+    return bool(logic.indexes.commit_operations(commit))
+
+
+class Merger:
+    def __init__(self, store: VersionStore) -> None:
+        self.store = store
+
+    def merge(
+        self,
+        source: RefOrHash,
+        target: NamedRef,
+        expected_hash: ObjId | None = None,
+        *,
+        source_hash: ObjId | None = None,
+        default_behavior: MergeBehavior = MergeBehavior.NORMAL,
+        key_behaviors: Sequence[MergeKeyBehavior] = (),
+        dry_run: bool = False,
+        meta: CommitMeta | None = None,
+        raise_on_conflict: bool = True,
+    ) -> MergeResult:
+        store = self.store
+        by_key = _validate_behaviors(key_behaviors)
+        if target.kind is not RefKind.BRANCH:
+            raise ValueError(f"Can only merge into a branch, not into tag '{target.name}'")
+
+        def attempt(_: object) -> MergeResult:
+            ref = store._row(target, for_update=True)
+            head = ref.pointer
+            if expected_hash is not None and expected_hash != head:
+                store._find_in_history(target, head, expected_hash)
+            from_id = (
+                store.hash_on_reference(source, source_hash)
+                if isinstance(source, NamedRef)
+                else store.hash_on_reference(None, source)
+            )
+            result = MergeResult(
+                target, was_dry_run=dry_run, effective_target_hash=head, expected_hash=expected_hash
+            )
+            try:
+                base = find_merge_base(self._load, head, from_id, respect_merge_parents=True)
+            except NoCommonAncestor as e:
+                raise ReferenceNotFoundError(str(e)) from None
+            result.common_ancestor = base
+            if from_id == base:
+                result.successful = True
+                result.resultant_target_hash = head
+                _check_all_used(_Policy(store, default_behavior, by_key, used=set(by_key)))
+                return result
+
+            policy = _Policy(store, default_behavior, by_key)
+            persist: Persist = OverlayPersist(store.persist) if dry_run else store.persist
+            logic = CommitLogic(persist)
+            base_index = logic.complete_index_of(base)
+            source_index = logic.complete_index_of(from_id)
+            entries = []
+            for entry in logic.diff(base_index, source_index):
+                key = from_store_key(entry.key)
+                if key is not None and policy.behavior(key).behavior is MergeBehavior.DROP and key in by_key:
+                    policy.details[key] = KeyDetails(MergeBehavior.DROP)
+                    continue
+                if key is not None and default_behavior is MergeBehavior.DROP and key not in by_key:
+                    policy.details[key] = KeyDetails(MergeBehavior.DROP)
+                    continue
+                entries.append(entry)
+            adds, removes = _ops_from_diff(entries)
+            message = (
+                meta.message if meta is not None else f"Merged {len(entries)} change(s) into {target.name}"
+            )
+            create = CreateCommit(
+                parent_commit_id=head,
+                message=message,
+                headers=(meta or CommitMeta()).to_headers(_now()),
+                secondary_parents=(from_id,),
+                adds=tuple(adds),
+                removes=tuple(removes),
+            )
+            commit = _build(logic, store, create, policy)
+            _check_all_used(policy)
+            self._check_namespaces(logic, head, commit)
+            if not _has_ops(commit, logic):
+                result.successful = True
+                result.resultant_target_hash = head
+                return result
+            if any(d.conflict is not None for d in policy.details.values()):
+                result.details = policy.details
+                if raise_on_conflict:
+                    raise MergeConflictError(_conflict_message(policy), result)
+                return result
+            result.details = policy.details
+            if dry_run:
+                result.successful = True
+                return result
+            stored = logic.store_commit(commit, policy.resolved_values)
+            if stored.commit is None:
+                raise RuntimeError(f"Hash collision detected for commit {commit.id}")
+            store._move_branch(ref, commit.id)
+            result.applied = result.successful = True
+            result.resultant_target_hash = commit.id
+            result.created_commits = [commit.id] if stored.stored else []
+            return result
+
+        return store._with_retries(attempt)
+
+    def transplant(
+        self,
+        target: NamedRef,
+        expected_hash: ObjId | None,
+        sequence: Sequence[ObjId],
+        *,
+        default_behavior: MergeBehavior = MergeBehavior.NORMAL,
+        key_behaviors: Sequence[MergeKeyBehavior] = (),
+        dry_run: bool = False,
+        raise_on_conflict: bool = True,
+    ) -> MergeResult:
+        store = self.store
+        by_key = _validate_behaviors(key_behaviors)
+        if not sequence:
+            raise ValueError("No hashes to transplant")
+
+        def attempt(_: object) -> MergeResult:
+            ref = store._row(target, for_update=True)
+            head = ref.pointer
+            if expected_hash is not None and expected_hash != head:
+                store._find_in_history(target, head, expected_hash)
+            sources = self._load_sequence(sequence)
+            result = MergeResult(
+                target, was_dry_run=dry_run, effective_target_hash=head, expected_hash=expected_hash
+            )
+            persist: Persist = OverlayPersist(store.persist)
+            logic = CommitLogic(persist)
+            policy = _Policy(store, default_behavior, by_key)
+            source_parent = logic.complete_index_of(sources[0].direct_parent)
+            new_head = head
+            created: list[ObjId] = []
+            for source in sources:
+                create = self._replay(logic, source, source_parent, new_head)
+                commit = _build(logic, store, create, policy)
+                self._check_namespaces(logic, new_head, commit)
+                source_parent = logic.indexes.build_complete_index(source)
+                if not _has_ops(commit, logic):
+                    continue
+                stored = logic.store_commit(commit, policy.resolved_values)
+                if stored.commit is None:
+                    raise RuntimeError(f"Hash collision detected for commit {commit.id}")
+                if stored.stored:
+                    created.append(commit.id)
+                new_head = commit.id
+            _check_all_used(policy)
+            result.details = policy.details
+            if any(d.conflict is not None for d in policy.details.values()):
+                if raise_on_conflict:
+                    raise MergeConflictError(_conflict_message(policy), result)
+                return result
+            result.successful = True
+            if dry_run or new_head == head:
+                result.resultant_target_hash = head
+                return result
+            # Write what the overlay buffered, then move the branch once.
+            assert isinstance(persist, OverlayPersist)
+            persist.flush()
+            store._move_branch(ref, new_head)
+            result.applied = True
+            result.resultant_target_hash = new_head
+            result.created_commits = created
+            return result
+
+        return store._with_retries(attempt)
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    def _load(self, commit_id: ObjId) -> CommitObj | None:
+        try:
+            return self.store.commits.fetch_commit(commit_id)
+        except Exception:
+            return None
+
+    def _load_sequence(self, sequence: Sequence[ObjId]) -> list[CommitObj]:
+        commits = self.store.commits.fetch_commits(list(sequence))
+        loaded: list[CommitObj] = []
+        for commit_id, commit in zip(sequence, commits, strict=True):
+            if commit is None:
+                raise ReferenceNotFoundError(f"Commit '{commit_id}' not found")
+            if loaded and commit.direct_parent != loaded[-1].id:
+                raise ValueError("Sequence of hashes is not contiguous.")
+            loaded.append(commit)
+        return loaded
+
+    def _replay(
+        self, logic: CommitLogic, source: CommitObj, source_parent: StoreIndex, parent: ObjId
+    ) -> CreateCommit:
+        ops: list[IndexElement] = logic.indexes.commit_operations(source)
+        source_parent.load_if_necessary([e.key for e in ops])
+        adds: list[Add] = []
+        removes: list[Remove] = []
+        for element in ops:
+            before = source_parent.get(element.key)
+            expected = before.op.value if before is not None and before.op.exists else None
+            op = element.op
+            if op.action is Action.ADD and op.value is not None:
+                same = before is not None and before.op.exists and before.op.content_id == op.content_id
+                if expected is not None and not same and before is not None:
+                    removes.append(Remove(element.key, before.op.payload, expected, before.op.content_id))
+                    expected = None
+                adds.append(Add(element.key, op.payload, op.value, expected, op.content_id))
+            elif op.action is Action.REMOVE and expected is not None and before is not None:
+                removes.append(Remove(element.key, before.op.payload, expected, before.op.content_id))
+        return CreateCommit(
+            parent_commit_id=parent,
+            message=source.message,
+            headers=source.headers,
+            adds=tuple(adds),
+            removes=tuple(removes),
+        )
+
+    def _check_namespaces(self, logic: CommitLogic, parent: ObjId, commit: CommitObj) -> None:
+        if not self.store.persist.config.namespace_validation:
+            return
+        parent_index = logic.complete_index_of(parent)
+        created: list[ContentKey] = []
+        namespaces: list[ContentKey] = []
+        deleted: dict[ContentKey, int] = {}
+        for element in logic.indexes.commit_operations(commit):
+            key = from_store_key(element.key)
+            if key is None:
+                continue
+            if element.op.exists:
+                before = parent_index.get(to_store_key(key))
+                if before is None or not before.op.exists:
+                    created.append(key)
+                if element.op.payload == NAMESPACE_PAYLOAD:
+                    namespaces.append(key)
+            else:
+                deleted[key] = element.op.payload
+        conflicts = namespace_conflicts(parent_index, created, namespaces, deleted)
+        if conflicts:
+            raise ReferenceConflictError(conflicts)
+
+
+def _build(logic: CommitLogic, store: VersionStore, create: CreateCommit, policy: _Policy) -> CommitObj:
+    commit = store._build(
+        create, policy.on_conflict, policy.expected_value, policy.committed_value, logic=logic
+    )
+    if policy.hard_conflicts:
+        raise ReferenceConflictError(store._conflicts(policy.hard_conflicts))
+    return commit
+
+
+def _conflict_message(policy: _Policy) -> str:
+    keys = ", ".join(f"'{k}'" for k, d in policy.details.items() if d.conflict is not None)
+    return f"The following keys have been changed in conflict: {keys}"
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+__all__ = ["Merger"]
