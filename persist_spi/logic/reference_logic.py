@@ -340,16 +340,16 @@ class ReferenceLogic:
         if element is None:
             raise RuntimeError(f"Reference {name} is marked deleted but is not registered in {REF_REFS}")
         if element.op.exists:
-            # A delete stopped after marking the row: commit the removal and purge.
+            # A delete stopped after marking the row (or is still running): finish it. Either
+            # way a row marked deleted is gone for readers. (Nessie hands the marked row back when
+            # int/refs moved meanwhile; a listing would then show a reference being deleted.)
             if self._int_refs_moved(refs_index):
-                return ref
+                return None
             try:
                 self.commit_delete_reference(ref, refs_index.pointer)
                 self.persist.purge_reference(ref)
-            except (RefNotFound, RefConditionFailed):
-                pass
-            except _RefRefsAdvanced:
-                return ref  # int/refs moved meanwhile; a later read retries the recovery
+            except (RefNotFound, RefConditionFailed, _RefRefsAdvanced):
+                pass  # someone else moved things on; a later read finishes what remains
             return None
         # The removal is committed; only the purge is missing.
         with contextlib.suppress(RefNotFound, RefConditionFailed):

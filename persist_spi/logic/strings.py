@@ -46,7 +46,8 @@ def update_string_on_ref(
     string = new_string(content_type, text)
     if live is not None and live.op.value == string.id:
         return previous
-    content_id = live.op.content_id if live is not None and live.op.content_id else uuid.uuid4()
+    # An existing entry keeps its content id (even none); only a new key gets a fresh one.
+    content_id = live.op.content_id if live is not None else uuid.uuid4()
     create = CreateCommit(
         parent_commit_id=ref.pointer,
         message=message,
