@@ -14,10 +14,12 @@ Serialised form::
 from __future__ import annotations
 
 import bisect
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 
 from persist_spi.indexes.base import StoreIndex, Updater, check_range, in_range_filter
-from persist_spi.indexes.elements import CommitOp, IndexElement, deserialize_op, serialize_op
+from persist_spi.indexes.elements import Action, CommitOp, IndexElement, deserialize_op, serialize_op
 from persist_spi.indexes.varint import decode_varint, encode_varint
 from persist_spi.keys import KEY_TERMINATOR, StoreKey, serialize_key
 
@@ -31,7 +33,13 @@ def _key_size(key: str) -> int:
 
 
 class StoreIndexImpl(StoreIndex):
-    """Mutable sorted index. Not thread-safe (each commit builds its own)."""
+    """Mutable sorted index. Not thread-safe (each commit builds its own).
+
+    Besides keys and operations it keeps, per element, the bytes that element occupied in the
+    serialised form it was read from (strip, key suffix and value), while they stay valid: a
+    commit re-serialises an index that differs from its parent's in a few elements only, so most
+    of the output is copied rather than encoded again.
+    """
 
     def __init__(
         self,
@@ -40,9 +48,11 @@ class StoreIndexImpl(StoreIndex):
         *,
         original_size: int = 2,
         serialized: bytes | None = None,
+        chunks: list[bytes | None] | None = None,
     ) -> None:
         self._keys: list[StoreKey] = keys if keys is not None else []
         self._ops: list[CommitOp] = ops if ops is not None else []
+        self._chunks: list[bytes | None] = chunks if chunks is not None else [None] * len(self._keys)
         self._original_size = original_size
         self._size_diff = 0
         self._modified = False
@@ -103,10 +113,15 @@ class StoreIndexImpl(StoreIndex):
         if i < len(keys) and keys[i] == key:
             old = self._ops[i]
             self._ops[i] = op
+            if op != old:
+                self._chunks[i] = None
             self._size_diff += op.serialized_size() - old.serialized_size()
             return False
         keys.insert(i, key)
         self._ops.insert(i, op)
+        self._chunks.insert(i, None)
+        if i + 1 < len(self._chunks):
+            self._chunks[i + 1] = None  # its key is now compressed against another predecessor
         self._size_diff += _key_size(key) + _ASSUMED_PER_ENTRY_OVERHEAD + op.serialized_size()
         return True
 
@@ -117,29 +132,82 @@ class StoreIndexImpl(StoreIndex):
             return False
         self._modified = True
         del keys[i]
+        del self._chunks[i]
+        if i < len(self._chunks):
+            self._chunks[i] = None
         old = self._ops.pop(i)
         self._size_diff -= 2 + old.serialized_size()
         return True
 
     def update_all(self, updater: Updater) -> None:
-        keys, ops = self._keys, self._ops
+        keys, ops, chunks = self._keys, self._ops, self._chunks
         new_keys: list[StoreKey] = []
         new_ops: list[CommitOp] = []
+        new_chunks: list[bytes | None] = []
         changed = False
-        for key, op in zip(keys, ops, strict=True):
+        dropped_previous = False
+        for key, op, chunk in zip(keys, ops, chunks, strict=True):
             updated = updater(IndexElement(key, op))
             if updated is None:
                 changed = True
+                dropped_previous = True
                 self._size_diff -= 2 + op.serialized_size()
                 continue
-            if updated is not op:
+            if updated is not op and updated != op:
                 changed = True
+                chunk = None
                 self._size_diff += updated.serialized_size() - op.serialized_size()
             new_keys.append(key)
             new_ops.append(updated)
+            new_chunks.append(None if dropped_previous else chunk)
+            dropped_previous = False
         if changed:
-            self._keys, self._ops = new_keys, new_ops
+            self._keys, self._ops, self._chunks = new_keys, new_ops, new_chunks
             self._modified = True
+
+    def rewrite_actions(self, mapping: dict[Action, Action | None]) -> None:
+        """Change the action of every element whose action is in ``mapping`` (None removes it).
+
+        Same effect as an ``update_all`` doing that, but touches only the affected elements: a
+        child commit carries its parent's index over this way, and usually only the parent's own
+        few operations change.
+        """
+        ops = self._ops
+        wanted = {id(action) for action in mapping}  # identity: enum hashing is a Python call
+        affected = [i for i, op in enumerate(ops) if id(op[0]) in wanted]
+        if not affected:
+            return
+        self._modified = True
+        removed: list[int] = []
+        for i in affected:
+            op = ops[i]
+            target = mapping[op[0]]
+            if target is None:
+                removed.append(i)
+                self._size_diff -= 2 + op.serialized_size()
+            else:
+                ops[i] = op._replace(action=target)
+                self._chunks[i] = None
+        for i in reversed(removed):
+            del self._keys[i]
+            del ops[i]
+            del self._chunks[i]
+            if i < len(self._chunks):
+                self._chunks[i] = None
+
+    def copy(self) -> StoreIndexImpl:
+        """An independent copy (elements are immutable, so copying the two lists is enough)."""
+        clone = StoreIndexImpl(
+            list(self._keys),
+            list(self._ops),
+            original_size=self._original_size,
+            serialized=self._serialized,
+            chunks=list(self._chunks),
+        )
+        clone._size_diff = self._size_diff
+        clone._modified = self._modified
+        clone.obj_id = self.obj_id
+        return clone
 
     def divide(self, parts: int) -> list[StoreIndexImpl]:
         """Split into ``parts`` indexes of ``len // parts`` elements, the last taking the rest."""
@@ -151,7 +219,9 @@ class StoreIndexImpl(StoreIndex):
         for p in range(parts):
             lo = p * per_part
             hi = size if p == parts - 1 else lo + per_part
-            result.append(_from_elements(self._keys[lo:hi], self._ops[lo:hi]))
+            part = _from_elements(self._keys[lo:hi], self._ops[lo:hi])
+            part._chunks = [None, *self._chunks[lo + 1 : hi]]  # the first key is written in full
+            result.append(part)
         return result
 
     # --- serialisation ---------------------------------------------------------------------------
@@ -159,28 +229,38 @@ class StoreIndexImpl(StoreIndex):
     def serialize(self) -> bytes:
         if self._serialized is not None and not self._modified:
             return self._serialized
-        out = bytearray((_CURRENT_VERSION,))
-        out += encode_varint(len(self._keys))
+        parts: list[bytes] = [bytes((_CURRENT_VERSION,)), encode_varint(len(self._keys))]
+        keys, ops, chunks = self._keys, self._ops, self._chunks
         previous = b""
-        for key, op in zip(self._keys, self._ops, strict=True):
-            current = serialize_key(key)
-            if previous:
-                common = _common_prefix_length(previous, current)
-                out += encode_varint(len(previous) - common)
-                out += current[common:]
+        for i, chunk in enumerate(chunks):
+            if chunk is not None:
+                parts.append(chunk)
+                previous = b""  # only computed again when an element needs it
+                continue
+            current = serialize_key(keys[i])
+            if i == 0:
+                fresh = current + serialize_op(ops[i])
             else:
-                out += current
-            out += serialize_op(op)
+                if not previous:
+                    previous = serialize_key(keys[i - 1])
+                common = _common_prefix_length(previous, current)
+                fresh = encode_varint(len(previous) - common) + current[common:] + serialize_op(ops[i])
+            chunks[i] = fresh
+            parts.append(fresh)
             previous = current
-        return bytes(out)
+        return b"".join(parts)
 
 
 def _common_prefix_length(a: bytes, b: bytes) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+    """Length of the common prefix, by binary search over slice comparisons (done in C)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _from_elements(keys: list[StoreKey], ops: list[CommitOp]) -> StoreIndexImpl:
@@ -218,10 +298,12 @@ def deserialize_index(data: bytes) -> StoreIndexImpl:
         raise ValueError(f"Unsupported serialized index version {version}")
     keys: list[StoreKey] = []
     ops: list[CommitOp] = []
+    chunks: list[bytes | None] = []
     previous = b""
     end = len(data)
     find = data.find
     while pos < end:
+        start = pos
         if previous:
             strip, pos = decode_varint(data, pos)
             prefix = previous[: len(previous) - strip]
@@ -237,8 +319,64 @@ def deserialize_index(data: bytes) -> StoreIndexImpl:
         op, pos = deserialize_op(data, pos)
         keys.append(StoreKey(current[:-2].decode("utf-8")))
         ops.append(op)
+        chunks.append(data[start:pos])
         previous = current
-    return StoreIndexImpl(keys, ops, original_size=len(data), serialized=data)
+    return StoreIndexImpl(keys, ops, original_size=len(data), serialized=data, chunks=chunks)
+
+
+class DecodedIndexCache:
+    """Decoded indexes by their serialised bytes, bounded by the total size of those bytes.
+
+    Serialised indexes never change meaning (equal bytes, equal index), so a decoded index can be
+    shared; callers get a copy they may mutate. The bytes themselves are the key: Python caches a
+    bytes object's hash, and a hit costs one memory comparison.
+    """
+
+    def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
+        self._max_bytes = max_bytes
+        self._entries: OrderedDict[bytes, StoreIndexImpl] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, data: bytes) -> StoreIndexImpl:
+        with self._lock:
+            found = self._entries.get(data)
+            if found is not None:
+                self._entries.move_to_end(data)
+                self.hits += 1
+                return found.copy()
+            self.misses += 1
+        decoded = deserialize_index(data)
+        self.put(data, decoded)
+        return decoded.copy()
+
+    def put(self, data: bytes, index: StoreIndexImpl) -> None:
+        """Remember an index whose serialised form is ``data`` (e.g. one just built and serialised)."""
+        if len(data) > self._max_bytes // 4:
+            return
+        pristine = index.copy()
+        pristine._modified = False
+        pristine._serialized = data
+        pristine._original_size = len(data)
+        pristine._size_diff = 0
+        with self._lock:
+            if data in self._entries:
+                return
+            self._entries[data] = pristine
+            self._size += len(data)
+            while self._size > self._max_bytes and self._entries:
+                old, _ = self._entries.popitem(last=False)
+                self._size -= len(old)
+
+
+#: Process-wide; safe to share across repositories because equal bytes mean an equal index.
+DECODED_INDEXES = DecodedIndexCache()
+
+
+def deserialize_index_cached(data: bytes) -> StoreIndexImpl:
+    return DECODED_INDEXES.get(data)
 
 
 class _EmptyImmutableIndex(StoreIndex):

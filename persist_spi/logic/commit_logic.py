@@ -18,7 +18,8 @@ from persist_spi.hashing import ObjIdHasher
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import Action, CommitOp, IndexElement
-from persist_spi.indexes.store_index import StoreIndexImpl, new_index
+from persist_spi.indexes.layered import LayeredIndex
+from persist_spi.indexes.store_index import DECODED_INDEXES, StoreIndexImpl, new_index
 from persist_spi.keys import StoreKey
 from persist_spi.logic.conflicts import CommitConflict, CommitConflictError, ConflictResolution, ConflictType
 from persist_spi.logic.create_commit import CreateCommit
@@ -49,6 +50,14 @@ def _keep(_is_add: bool, _key: StoreKey, value: ObjId | None) -> ObjId | None:
 
 
 @dataclass(frozen=True)
+class LoadedParent:
+    """A parent commit and its reference index (None if it has none), already read."""
+
+    commit: CommitObj | None
+    reference_index: StoreIndex | None
+
+
+@dataclass(frozen=True)
 class StoredCommit:
     """Outcome of storing a commit: the commit as stored (None on a genuine hash collision) and
     whether this call wrote it."""
@@ -74,7 +83,13 @@ class CommitLogic:
         op_handler: OpHandler = _no_op,
         expected_value_replacement: ValueReplacement | None = None,
         committed_value_replacement: ValueReplacement | None = None,
+        loaded_parent: LoadedParent | None = None,
     ) -> CommitObj:
+        """Build (not store) the commit ``create`` describes; raises CommitConflictError.
+
+        ``loaded_parent`` lets a caller that already read the parent and its reference index (to
+        validate) hand them over instead of having them read and decoded again.
+        """
         config = self.persist.config
         expected_value_replacement = expected_value_replacement or _keep
         committed_value_replacement = committed_value_replacement or _keep
@@ -83,7 +98,16 @@ class CommitLogic:
             ObjIdHasher("COMMIT").put_bytes(parent_id).put_str(create.message).put_hashable(create.headers)
         )
 
-        parent = self.fetch_commit(parent_id)
+        parent: CommitObj | None
+        if (
+            loaded_parent is not None
+            and loaded_parent.commit is not None
+            and loaded_parent.commit.id == parent_id
+        ):
+            parent = loaded_parent.commit
+        else:
+            parent = self.fetch_commit(parent_id)
+            loaded_parent = None
         tail: list[ObjId] = [parent_id]
         index: StoreIndexImpl
         full_index: StoreIndex
@@ -93,7 +117,11 @@ class CommitLogic:
             # view shares it. Operations added below only touch keys already checked (each key is
             # handled once), so the shared view never answers from this commit's own changes.
             index = self.indexes.incremental_index_for_update(parent)
-            full_index = self.indexes.build_complete_index(parent, index)
+            if loaded_parent is not None:
+                reference = loaded_parent.reference_index
+                full_index = index if reference is None else LayeredIndex(reference, index)
+            else:
+                full_index = self.indexes.build_complete_index(parent, index)
             seq = parent.seq + 1
             reference_index, reference_stripes = parent.reference_index, parent.reference_index_stripes
         else:
@@ -182,7 +210,7 @@ class CommitLogic:
             secondary_parents=tuple(create.secondary_parents),
             headers=create.headers,
             message=create.message,
-            incremental_index=index.serialize(),
+            incremental_index=_serialize_and_remember(index),
             reference_index=reference_index,
             reference_index_stripes=reference_stripes,
             commit_type=create.commit_type,
@@ -308,6 +336,13 @@ class CommitNotFound(LookupError):
     def __init__(self, commit_id: ObjId) -> None:
         self.commit_id = commit_id
         super().__init__(f"Commit '{commit_id}' not found")
+
+
+def _serialize_and_remember(index: StoreIndexImpl) -> bytes:
+    """Serialise a new commit's index and keep it decoded: its child will read it next."""
+    data = index.serialize()
+    DECODED_INDEXES.put(data, index)
+    return data
 
 
 def _until_empty(ids: Iterable[ObjId]) -> list[ObjId]:

@@ -8,10 +8,10 @@ from collections.abc import Callable, Sequence
 from persist_spi.errors import ObjNotFound
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
-from persist_spi.indexes.elements import Action, CommitOp, IndexElement
+from persist_spi.indexes.elements import Action, IndexElement
 from persist_spi.indexes.layered import LayeredIndex
 from persist_spi.indexes.lazy import LazyIndex
-from persist_spi.indexes.store_index import EMPTY_IMMUTABLE_INDEX, StoreIndexImpl, deserialize_index
+from persist_spi.indexes.store_index import EMPTY_IMMUTABLE_INDEX, StoreIndexImpl, deserialize_index_cached
 from persist_spi.indexes.striped import StripedIndex
 from persist_spi.objs import (
     CommitObj,
@@ -23,6 +23,18 @@ from persist_spi.objs import (
     index_segments,
 )
 from persist_spi.persist import Persist
+
+#: How a child's index treats its parent's elements. ADD becomes INCREMENTAL_ADD; removals stay
+#: (as INCREMENTAL_REMOVE) only as tombstones over a reference index, otherwise they are dropped.
+_CARRY_OVER_WITH_REFERENCE: dict[Action, Action | None] = {
+    Action.ADD: Action.INCREMENTAL_ADD,
+    Action.REMOVE: Action.INCREMENTAL_REMOVE,
+}
+_CARRY_OVER_WITHOUT_REFERENCE: dict[Action, Action | None] = {
+    Action.ADD: Action.INCREMENTAL_ADD,
+    Action.REMOVE: None,
+    Action.INCREMENTAL_REMOVE: None,
+}
 
 
 class IncompleteIndex(ValueError):
@@ -40,7 +52,7 @@ class IndexesLogic:
     # --- reading ---------------------------------------------------------------------------------
 
     def incremental_index_from_commit(self, commit: CommitObj) -> StoreIndexImpl:
-        return deserialize_index(commit.incremental_index)
+        return deserialize_index_cached(commit.incremental_index)
 
     def build_complete_index(self, commit: CommitObj, incremental: StoreIndex | None = None) -> StoreIndex:
         """Every key of the commit's tree: the incremental index over the reference index."""
@@ -68,18 +80,7 @@ class IndexesLogic:
         has_reference = commit.has_reference_index
         index = incremental if incremental is not None else self.incremental_index_from_commit(commit)
 
-        def carry_over(element: IndexElement) -> CommitOp | None:
-            op = element.op
-            action = op.action
-            if action is Action.ADD:
-                return op.with_action(Action.INCREMENTAL_ADD)
-            if action is Action.REMOVE:
-                return op.with_action(Action.INCREMENTAL_REMOVE) if has_reference else None
-            if action is Action.INCREMENTAL_REMOVE and not has_reference:
-                return None
-            return op
-
-        index.update_all(carry_over)
+        index.rewrite_actions(_CARRY_OVER_WITH_REFERENCE if has_reference else _CARRY_OVER_WITHOUT_REFERENCE)
         return index
 
     def commit_operations(self, commit: CommitObj) -> list[IndexElement]:
@@ -91,7 +92,7 @@ class IndexesLogic:
         if isinstance(found, IndexSegmentsObj):
             return self._index_from_stripes(found.stripes)
         if isinstance(found, IndexObj):  # older layout: a single segment
-            loaded = deserialize_index(found.index)
+            loaded = deserialize_index_cached(found.index)
             loaded.obj_id = found.id
             return loaded
         raise MissingReferenceIndex(
@@ -130,7 +131,7 @@ class IndexesLogic:
         result = []
         for obj in objs:
             assert obj is not None
-            index = deserialize_index(obj.index)
+            index = deserialize_index_cached(obj.index)
             index.obj_id = obj.id
             result.append(index)
         return result

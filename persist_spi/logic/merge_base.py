@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,6 +16,46 @@ _CANDIDATE = 4
 
 class NoCommonAncestor(LookupError):
     pass
+
+
+class _SeqQueue:
+    """Max-heap on ``seq`` that sifts exactly like ``java.util.PriorityQueue`` with Nessie's
+    comparator: commits with equal ``seq`` are ordered by the order they were queued in, never by
+    their ids. With a criss-cross history (two equally good merge bases) the answer is therefore
+    deterministic, and the one Nessie gives, instead of depending on random-looking commit ids."""
+
+    def __init__(self) -> None:
+        self.items: list[_Node] = []
+
+    def push(self, node: _Node) -> None:
+        items = self.items
+        items.append(node)
+        k = len(items) - 1
+        while k > 0:
+            parent = (k - 1) >> 1
+            if node.seq <= items[parent].seq:
+                break
+            items[k] = items[parent]
+            k = parent
+        items[k] = node
+
+    def pop(self) -> _Node:
+        items = self.items
+        result = items[0]
+        last = items.pop()
+        size = len(items)
+        if size:
+            k = 0
+            while k < size >> 1:
+                child = 2 * k + 1
+                if child + 1 < size and items[child].seq < items[child + 1].seq:
+                    child += 1
+                if last.seq >= items[child].seq:
+                    break
+                items[k] = items[child]
+                k = child
+            items[k] = last
+        return result
 
 
 @dataclass(frozen=True)
@@ -67,19 +106,19 @@ def find_merge_base(
         return target
 
     flags: dict[ObjId, int] = {}
-    queue: list[tuple[int, bytes, ObjId]] = []
+    queue = _SeqQueue()
 
     def push(commit_id: ObjId, flag: int) -> None:
         current = flags.get(commit_id, 0)
         if current | flag != current:
             flags[commit_id] = current | flag
-            heapq.heappush(queue, (-node(commit_id).seq, commit_id, commit_id))
+            queue.push(node(commit_id))
 
     push(source, _FROM_SOURCE)
     push(target, _FROM_TARGET)
     results: list[ObjId] = []
-    while any(not flags[entry[2]] & _CANDIDATE for entry in queue):
-        _, _, commit_id = heapq.heappop(queue)
+    while any(not flags[entry.id] & _CANDIDATE for entry in queue.items):
+        commit_id = queue.pop().id
         commit_flags = flags[commit_id]
         propagate = commit_flags & (_BOTH | _CANDIDATE)
         if commit_flags & _BOTH == _BOTH and not commit_flags & _CANDIDATE:

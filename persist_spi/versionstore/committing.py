@@ -93,6 +93,7 @@ def prepare_commit(
     prepared = PreparedCommit([], [], [], [], {}, [], [], {})
     deleted_ids: dict[str, CommitOp] = {}
     re_created: set[ContentKey] = set()
+    put_ids: set[str] = set()
 
     for op in operations:
         if not isinstance(op, Delete):
@@ -155,6 +156,9 @@ def prepare_commit(
             state.content_ids[key] = content_id
             prepared.new_content_ids[key] = content_id
             prepared.created_keys.append(key)
+        if content_id in put_ids:  # e.g. one content renamed to two keys
+            raise ValueError(f"Duplicate content ID: {content_id} for key: {key}")
+        put_ids.add(content_id)
         value = content_value(content_id, payload, content.to_bytes())
         if value.id not in state.stored:
             prepared.objects.append(value)

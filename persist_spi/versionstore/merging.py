@@ -91,9 +91,11 @@ class _Policy:
     def expected_value(self, is_add: bool, store_key: StoreKey, value: ObjId | None) -> ObjId | None:
         key = from_store_key(store_key)
         spec = self.by_key.get(key) if key is not None else None
-        if spec is None or spec.expected_target_content is None:
+        if spec is None:
             return value
-        self.used.add(spec.key)
+        self.used.add(spec.key)  # the key takes part in the commit, so its behaviour is used
+        if spec.expected_target_content is None:
+            return value
         return _value_obj(spec.expected_target_content).id
 
     def committed_value(self, is_add: bool, store_key: StoreKey, value: ObjId | None) -> ObjId | None:
@@ -242,6 +244,7 @@ class Merger:
             if not _has_ops(commit, logic):
                 result.successful = True
                 result.resultant_target_hash = head
+                result.details = policy.details  # e.g. every change DROPped: say so
                 return result
             if any(d.conflict is not None for d in policy.details.values()):
                 result.details = policy.details
@@ -278,6 +281,8 @@ class Merger:
         by_key = _validate_behaviors(key_behaviors)
         if not sequence:
             raise ValueError("No hashes to transplant")
+        if target.kind is not RefKind.BRANCH:
+            raise ValueError(f"Can only transplant into a branch, not into tag '{target.name}'")
 
         def attempt(_: object) -> MergeResult:
             ref = store._row(target, for_update=True)
@@ -337,7 +342,8 @@ class Merger:
             return None
 
     def _load_sequence(self, sequence: Sequence[ObjId]) -> list[CommitObj]:
-        commits = self.store.commits.fetch_commits(list(sequence))
+        # Missing commits read as None (not ObjNotFound), so they are reported as "not found" below.
+        commits = self.store.persist.fetch_all_if_exist_as(list(sequence), CommitObj)
         loaded: list[CommitObj] = []
         for commit_id, commit in zip(sequence, commits, strict=True):
             if commit is None:

@@ -18,12 +18,14 @@ from persist_spi.errors import (
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.elements import CommitOp
+from persist_spi.indexes.layered import LayeredIndex
 from persist_spi.keys import StoreKey, starts_with_elements_or_parts
 from persist_spi.logic.commit_logic import (
     CommitLogic,
     CommitNotFound,
     ConflictHandler,
     DiffEntry,
+    LoadedParent,
     ValueReplacement,
     report_conflict,
 )
@@ -189,7 +191,9 @@ class VersionStore:
             expected_id = expected_hash if expected_hash is not None else head_id
             if expected_id != head_id:
                 self._find_in_history(branch, head_id, expected_id)
-            head_index = self.commits.complete_index_of(head_id)
+            head_commit = self.commits.fetch_commit(head_id)
+            head_index = self.commits.indexes.build_complete_index_or_empty(head_commit)
+            reference = head_index.reference if isinstance(head_index, LayeredIndex) else None
             expected_index = (
                 head_index if expected_id == head_id else self.commits.complete_index_of(expected_id)
             )
@@ -218,7 +222,7 @@ class VersionStore:
                 removes=tuple(prepared.removes),
                 unchanged=tuple(prepared.unchanged),
             )
-            commit = self._build(create)
+            commit = self._build(create, loaded_parent=LoadedParent(head_commit, reference))
             stored = self.commits.store_commit(commit, prepared.objects)
             if stored.commit is None:
                 raise RuntimeError(f"Hash collision detected for commit {commit.id}")
@@ -235,6 +239,7 @@ class VersionStore:
         expected_value_replacement: ValueReplacement | None = None,
         committed_value_replacement: ValueReplacement | None = None,
         logic: CommitLogic | None = None,
+        loaded_parent: LoadedParent | None = None,
     ) -> CommitObj:
         """Build a commit; key conflicts become a ReferenceConflictError naming the current content."""
         logic = logic if logic is not None else self.commits
@@ -244,6 +249,7 @@ class VersionStore:
                 conflict_handler,
                 expected_value_replacement=expected_value_replacement,
                 committed_value_replacement=committed_value_replacement,
+                loaded_parent=loaded_parent,
             )
         except CommitConflictError as e:
             raise ReferenceConflictError(self._conflicts(e.conflicts)) from None

@@ -283,3 +283,49 @@ def test_lazy_index_knows_first_and_last_without_loading() -> None:
     assert loaded == [1]
     assert lazy.keys() == [key("a"), key("b"), key("c")]
     assert loaded == [1]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_reused_element_bytes_always_match_a_fresh_serialisation(seed: int) -> None:
+    """Mutating a decoded index (which keeps its elements' original bytes) and serialising it gives
+    exactly the bytes of a freshly built index with the same elements."""
+    rng = random.Random(seed)
+    pool = _sample(300, seed=100 + seed)
+    index = deserialize_index(index_from_elements(rng.sample(pool, 150)).serialize())
+    for _ in range(60):
+        choice = rng.random()
+        if choice < 0.4:
+            index.add(rng.choice(pool))
+        elif choice < 0.7 and index.keys():
+            index.remove(rng.choice(index.keys()))
+        elif choice < 0.85:
+            index.update_all(
+                lambda e: (
+                    None if rng.random() < 0.1 else (e.op._replace(payload=7) if rng.random() < 0.1 else e.op)
+                )
+            )
+        else:
+            index = deserialize_index(index.serialize()).copy()
+        fresh = index_from_elements(list(index))
+        assert index.serialize() == fresh.serialize()
+    parts = index.divide(3)
+    for part in parts:
+        assert part.serialize() == index_from_elements(list(part)).serialize()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rewriting_actions_equals_the_general_update(seed: int) -> None:
+    mapping: dict[Action, Action | None] = {Action.ADD: Action.INCREMENTAL_ADD, Action.REMOVE: None}
+    elements = _sample(200, seed=seed)
+    fast = deserialize_index(index_from_elements(elements).serialize())
+    slow = deserialize_index(index_from_elements(elements).serialize())
+    fast.rewrite_actions(mapping)
+    slow.update_all(
+        lambda e: (
+            e.op
+            if e.op.action not in mapping
+            else (None if mapping[e.op.action] is None else e.op._replace(action=mapping[e.op.action]))
+        )
+    )
+    assert list(fast) == list(slow)
+    assert fast.serialize() == slow.serialize() == index_from_elements(list(slow)).serialize()
