@@ -5,7 +5,9 @@ does nothing for tests that do not use its fixtures.
 
 Options: ``--backend NAME`` (repeatable, comma-separated, or ``all``; env ``LOCHKIT_BACKEND``),
 ``--backend-url NAME=URL`` (env ``LOCHKIT_<NAME>_URL``), ``--provision METHOD`` (env
-``LOCHKIT_PROVISION``), ``--lochkit-report FILE`` (JSON per backend and area).
+``LOCHKIT_PROVISION``), ``--lochkit-report FILE`` (JSON per backend and area), ``--lochkit-cache``
+and ``--lochkit-cache-refs`` (every Persist wrapped in a ``CachingPersist``; env
+``LOCHKIT_CACHE_PERSIST=1`` or ``refs``).
 
 A third-party adapter overrides one fixture, ``lochkit_backend_factory``, in its ``conftest.py``.
 """
@@ -24,6 +26,7 @@ from conformance.harness import BackendUnderTest, PersistFactory
 from conformance.provisioning import METHODS, provision
 from conformance.report import ConformanceReport
 from conformance.suites.base import ConformanceSuite, deviation_reason
+from persist_spi.cache import CacheConfig, CachingPersist, ObjectCache
 from persist_spi.config import StoreConfig
 from persist_spi.persist import Persist
 from persist_spi.registry import BackendFactory, backend_factory, discover_backends
@@ -58,6 +61,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "answers, else a local process), or force one method",
     )
     group.addoption("--lochkit-report", metavar="FILE", help="write per-backend, per-area results as JSON")
+    group.addoption(
+        "--lochkit-cache",
+        action="store_true",
+        default=os.environ.get("LOCHKIT_CACHE_PERSIST", "") in ("1", "true", "refs"),
+        help="run every suite through a CachingPersist (a fresh 1 MiB object cache per test, "
+        "reference caching off); also $LOCHKIT_CACHE_PERSIST=1",
+    )
+    group.addoption(
+        "--lochkit-cache-refs",
+        action="store_true",
+        default=os.environ.get("LOCHKIT_CACHE_PERSIST", "") == "refs",
+        help="like --lochkit-cache, with reference caching on (TTL 60 s, negative TTL 60 s); "
+        "also $LOCHKIT_CACHE_PERSIST=refs",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -168,6 +185,28 @@ def _lochkit_gate(request: pytest.FixtureRequest) -> None:
     reason = deviation_reason(caps.deviations, cls, node.originalname)
     if reason is not None:
         request.applymarker(pytest.mark.xfail(strict=True, reason=f"declared deviation: {reason}"))
+
+
+@pytest.fixture(autouse=True)
+def _lochkit_cache(request: pytest.FixtureRequest) -> Iterator[None]:
+    """With --lochkit-cache: every Persist the harness makes in this test goes through one fresh
+    cache (per test, so repositories reused across tests and backends never see old entries)."""
+    refs = bool(request.config.getoption("--lochkit-cache-refs"))
+    if not (refs or request.config.getoption("--lochkit-cache")) or (
+        "lochkit_backend" not in request.fixturenames
+    ):
+        yield
+        return
+    ttl = 60.0 if refs else None
+    cache = ObjectCache(
+        CacheConfig(capacity_bytes=1024 * 1024, reference_ttl_seconds=ttl, reference_negative_ttl_seconds=ttl)
+    )
+    backend: BackendUnderTest = request.getfixturevalue("lochkit_backend")
+    backend.persist_wrapper = lambda persist: CachingPersist(persist, cache)
+    try:
+        yield
+    finally:
+        backend.persist_wrapper = None
 
 
 def _store_config(request: pytest.FixtureRequest) -> StoreConfig:

@@ -15,7 +15,7 @@ from persist_spi.ids import EMPTY_OBJ_ID, ObjId, random_obj_id
 from persist_spi.indexes.elements import Action
 from persist_spi.keys import StoreKey, key
 from persist_spi.logic.commit_logic import CommitLogic, CommitNotFound
-from persist_spi.logic.conflicts import CommitConflictError, ConflictResolution, ConflictType
+from persist_spi.logic.conflicts import CommitConflict, CommitConflictError, ConflictResolution, ConflictType
 from persist_spi.logic.create_commit import Add, CreateCommit, Remove, Unchanged
 from persist_spi.logic.merge_base import NoCommonAncestor, find_merge_base
 from persist_spi.objs import CommitObj, CommitType, content_value
@@ -211,8 +211,13 @@ class LogicCommitsSuite(ConformanceSuite):
     def test_conflict_handler_can_keep_or_drop_conflicting_operations(self, logic: CommitLogic) -> None:
         first = _commit(logic, EMPTY_OBJ_ID, adds=(Add(key("a"), 1, _value(1)),))
         create = CreateCommit(first.id, adds=(Add(key("a"), 1, _value(2)), Add(key("b"), 1, _value(3))))
-        seen = []
-        kept = logic.build_commit_obj(create, lambda c: seen.append(c) or ConflictResolution.ADD)
+        seen: list[CommitConflict] = []
+
+        def keep(conflict: CommitConflict) -> ConflictResolution:
+            seen.append(conflict)
+            return ConflictResolution.ADD
+
+        kept = logic.build_commit_obj(create, keep)
         assert [c.key for c in seen] == [key("a")]
         assert {e.key for e in logic.indexes.commit_operations(kept)} == {key("a"), key("b")}
         dropped = logic.build_commit_obj(create, lambda c: ConflictResolution.DROP)

@@ -23,6 +23,14 @@ def _referenced(persist: Persist, obj: Obj) -> int:
 class PersistReferencedSuite(ConformanceSuite):
     area = "persist.referenced"
 
+    @pytest.fixture(autouse=True)
+    def _not_through_a_cache(self, persist: Persist) -> None:
+        if persist.is_caching:
+            pytest.skip(
+                "a caching Persist serves objects with referenced=0 and does not see the backend's "
+                "referenced updates; GC (delete_with_referenced) must read uncached (a scan)"
+            )
+
     @pytest.mark.parametrize("obj", SAMPLES, ids=sample_id)
     def test_every_write_moves_referenced_forward(self, persist: Persist, obj: Obj) -> None:
         before = DEFAULT_CLOCK.micros()
