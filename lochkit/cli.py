@@ -76,6 +76,55 @@ def cmd_conformance(args: argparse.Namespace, passthrough: Sequence[str]) -> int
     return code
 
 
+def cmd_bench(passthrough: Sequence[str]) -> int:
+    from loadgen.commit_bench import main as bench_main
+
+    return bench_main(passthrough)
+
+
+def cmd_servers(args: argparse.Namespace) -> int:
+    """Install or run a local server the way the conformance provisioning does."""
+    import signal
+    import tempfile
+    import threading
+    from pathlib import Path
+
+    from conformance.provisioning import ProvisioningFailed, provisioners, redact
+
+    known = provisioners()
+    if args.action == "list":
+        for name, each in sorted(known.items()):
+            print(f"{name:<12} {type(each).__module__}")
+        return 0
+    provisioner = known.get(args.name)
+    if provisioner is None:
+        print(
+            f"lochkit: no provisioner for '{args.name}'; known: {', '.join(sorted(known))}", file=sys.stderr
+        )
+        return 2
+    try:
+        if args.action == "install":
+            print(provisioner.install(args.name))
+            return 0
+        workdir = Path(tempfile.mkdtemp(prefix=f"lochkit-{args.name}-"))
+        provisioned = provisioner.local_process(args.name, workdir)
+    except ProvisioningFailed as e:
+        print(f"lochkit: {e}", file=sys.stderr)
+        return 1
+    print(f"{provisioned.describe()}")
+    print(f"URL: {provisioned.url}" if args.show_secrets else f"URL: {redact(provisioned.url or '')}")
+    print("Press Ctrl-C to stop it.", flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        provisioned.stop()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lochkit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -95,6 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--report", help="write per-area results as JSON to this file")
     conf.add_argument("-k", "--keyword", help="only tests matching this pytest -k expression")
     conf.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
+
+    sub.add_parser(
+        "bench", help="commit-cost benchmark (arguments after 'bench' go to it; see --help)", add_help=False
+    )
+
+    servers = sub.add_parser("servers", help="install or start a local database server (no Docker needed)")
+    servers.add_argument("action", choices=["list", "install", "start"])
+    servers.add_argument("name", nargs="?", default="", help="backend name, e.g. postgres")
+    servers.add_argument("--show-secrets", action="store_true", help="print the URL with its password")
     return parser
 
 
@@ -104,9 +162,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--" in argv:
         at = argv.index("--")
         argv, passthrough = argv[:at], argv[at + 1 :]
+    if argv[:1] == ["bench"]:
+        return cmd_bench(argv[1:] + passthrough)
     args = build_parser().parse_args(argv)
     if args.command == "backends":
         return cmd_backends(args)
     if args.command == "conformance":
         return cmd_conformance(args, passthrough)
+    if args.command == "servers":
+        return cmd_servers(args)
     raise AssertionError(args.command)
