@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from conformance.harness import BackendUnderTest, PersistFactory
-from conformance.provisioning import METHODS, provision
+from conformance.provisioning import METHODS, ProvisioningFailed, provision
 from conformance.report import ConformanceReport
 from conformance.suites.base import ConformanceSuite, deviation_reason
 from persist_spi.cache import CacheConfig, CachingPersist, ObjectCache
@@ -32,6 +32,9 @@ from persist_spi.persist import Persist
 from persist_spi.registry import BackendFactory, backend_factory, discover_backends
 
 _REPORT_KEY = pytest.StashKey[ConformanceReport]()
+#: Backends selected only through ``--backend all``: if one cannot be provisioned here, its tests
+#: are skipped with the reason instead of failing (naming a backend explicitly makes it required).
+_IMPLICIT_KEY = pytest.StashKey[set[str]]()
 _CONFIG: dict[str, pytest.Config] = {}
 _TEST_INFO_KEY = pytest.StashKey[dict[str, tuple[str, str]]]()
 
@@ -92,12 +95,18 @@ def selected_backends(config: pytest.Config) -> list[str]:
     if not raw:
         raw = [os.environ.get("LOCHKIT_BACKEND", "inmemory")]
     names: list[str] = []
+    from_all: set[str] = set()
+    named: set[str] = set()
     for item in raw:
         for name in (n.strip() for n in item.split(",")):
             if name == "all":
-                names.extend(n for n, e in discover_backends().items() if e.installed)
+                found = [n for n, e in discover_backends().items() if e.installed]
+                names.extend(found)
+                from_all.update(found)
             elif name:
                 names.append(name)
+                named.add(name)
+    config.stash[_IMPLICIT_KEY] = from_all - named
     return list(dict.fromkeys(names))
 
 
@@ -127,9 +136,19 @@ def lochkit_backend(
     name = factory.name
     urls = dict(_split_url(u) for u in request.config.getoption("--backend-url") or [])
     workdir = Path(tempfile.mkdtemp(prefix=f"lochkit-{name}-"))
-    provisioned = provision(
-        name, factory, urls=urls, method=request.config.getoption("--provision"), workdir=workdir
-    )
+    try:
+        provisioned = provision(
+            name, factory, urls=urls, method=request.config.getoption("--provision"), workdir=workdir
+        )
+    except ProvisioningFailed as e:
+        if name not in request.config.stash.get(_IMPLICIT_KEY, set()):
+            raise
+        request.config.stash[_REPORT_KEY].provisioning[name] = {
+            "description": f"not provisioned: {e}",
+            "method": "none",
+            "server": "",
+        }
+        pytest.skip(f"{name} is not available here: {e}")
     try:
         adapter = factory.create(provisioned.url, provisioned.options)
         try:
@@ -174,9 +193,10 @@ def _lochkit_gate(request: pytest.FixtureRequest) -> None:
     cls = request.cls
     if cls is None or not issubclass(cls, ConformanceSuite):
         return
-    backend: BackendUnderTest = request.getfixturevalue("lochkit_backend")
     node = request.node
-    request.config.stash[_TEST_INFO_KEY][node.nodeid] = (backend.name, cls.area)
+    factory: BackendFactory = request.getfixturevalue("lochkit_backend_factory")
+    request.config.stash[_TEST_INFO_KEY][node.nodeid] = (factory.name, cls.area)
+    backend: BackendUnderTest = request.getfixturevalue("lochkit_backend")
     caps = backend.capabilities
     for marker in node.iter_markers("lochkit_requires"):
         for capability in marker.args:
