@@ -15,6 +15,7 @@ A third-party adapter overrides one fixture, ``lochkit_backend_factory``, in its
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -166,6 +167,8 @@ def lochkit_backend(
             adapter.close()
     finally:
         provisioned.stop()
+        if not os.environ.get("LOCHKIT_KEEP_WORKDIR"):
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture

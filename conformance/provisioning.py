@@ -39,7 +39,8 @@ class Provisioned:
     """A server (or embedded store) ready for tests."""
 
     backend: str
-    url: str | None
+    #: Not in the repr: it may hold a password (use ``describe()`` for logs).
+    url: str | None = field(repr=False)
     #: "embedded", "external", "testcontainers" or "local-process".
     method: str
     #: Which server answered, e.g. "PostgreSQL 15.8"; filled in after connecting when possible.

@@ -163,10 +163,12 @@ class LocalServer:
             f"{self.log_tail()}"
         )
 
-    def stop(self, grace: float = 30) -> None:
+    def stop(self, grace: float = 30, stop_signal: signal.Signals = signal.SIGTERM) -> None:
+        """Signal the process group (``stop_signal``: e.g. SIGINT makes PostgreSQL disconnect its
+        clients at once), wait ``grace`` seconds, then kill it."""
         if self.process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
+                os.killpg(self.process.pid, stop_signal)
             try:
                 self.process.wait(grace)
             except subprocess.TimeoutExpired:
