@@ -9,6 +9,7 @@ writes nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -158,7 +159,22 @@ def _ops_from_diff(entries: Sequence[DiffEntry]) -> tuple[list[Add], list[Remove
             else:  # dropped and re-created under the same key
                 removes.append(Remove(e.key, base.payload, base.value, base.content_id))
                 adds.append(Add(e.key, source.payload, source.value, None, source.content_id))
-    return adds, removes
+    return _link_renames(adds, removes), removes
+
+
+def _link_renames(adds: list[Add], removes: list[Remove]) -> list[Add]:
+    """A merge diff or a replayed commit only knows that a renamed content's new key did not exist
+    before. The commit logic recognises a rename (a remove and an add of the same content id) only
+    when the add expects the removed value; without it the add conflicts with the removal (and an
+    unchanged rename was dropped as "already there", losing the content). So give such adds the
+    removed value as their expected value."""
+    removed = {r.content_id: r.expected_value for r in removes if r.content_id is not None}
+    return [
+        dataclasses.replace(a, expected_value=removed[a.content_id])
+        if a.expected_value is None and a.content_id in removed
+        else a
+        for a in adds
+    ]
 
 
 def _has_ops(commit: CommitObj, logic: CommitLogic) -> bool:
@@ -376,7 +392,7 @@ class Merger:
             parent_commit_id=parent,
             message=source.message,
             headers=source.headers,
-            adds=tuple(adds),
+            adds=tuple(_link_renames(adds, removes)),
             removes=tuple(removes),
         )
 
