@@ -204,7 +204,9 @@ def _lochkit_gate(request: pytest.FixtureRequest) -> None:
     for marker in node.iter_markers("lochkit_requires"):
         for capability in marker.args:
             if not getattr(caps, capability):
-                pytest.skip(f"{backend.name} does not declare capability '{capability}'")
+                why = caps.capability_reasons.get(capability)
+                detail = f": {why}" if why else ""
+                pytest.skip(f"{backend.name} does not declare capability '{capability}'{detail}")
     reason = deviation_reason(caps.deviations, cls, node.originalname)
     if reason is not None:
         request.applymarker(pytest.mark.xfail(strict=True, reason=f"declared deviation: {reason}"))

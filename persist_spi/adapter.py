@@ -69,6 +69,9 @@ class Capabilities:
     #: conformance plugin turns each into a strict expected failure, so the deviation is visible in
     #: every report and a fixed deviation fails loudly until it is removed from this list.
     deviations: Mapping[str, str] = field(default_factory=dict)
+    #: Why a capability is missing (capability name -> reason), shown in place of a generic
+    #: "does not declare" when the tests that need it are skipped.
+    capability_reasons: Mapping[str, str] = field(default_factory=dict)
 
     def describe(self) -> dict[str, object]:
         return {
@@ -77,6 +80,7 @@ class Capabilities:
             "durable": self.durable,
             "scan": self.scan,
             "deviations": dict(self.deviations),
+            "capability_reasons": dict(self.capability_reasons),
         }
 
 
