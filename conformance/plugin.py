@@ -15,16 +15,15 @@ A third-party adapter overrides one fixture, ``lochkit_backend_factory``, in its
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conformance.backend_pool import BackendPool
 from conformance.harness import BackendUnderTest, PersistFactory
-from conformance.provisioning import METHODS, ProvisioningFailed, provision
+from conformance.provisioning import METHODS, ProvisioningFailed
 from conformance.report import ConformanceReport
 from conformance.suites.base import ConformanceSuite, deviation_reason
 from persist_spi.cache import CacheConfig, CachingPersist, ObjectCache
@@ -130,45 +129,33 @@ def lochkit_backend_factory(lochkit_backend_name: str) -> BackendFactory:
 
 
 @pytest.fixture(scope="session")
-def lochkit_backend(
-    request: pytest.FixtureRequest, lochkit_backend_factory: BackendFactory
-) -> Iterator[BackendUnderTest]:
-    factory = lochkit_backend_factory
-    name = factory.name
+def _lochkit_pool(request: pytest.FixtureRequest) -> Iterator[BackendPool]:
     urls = dict(_split_url(u) for u in request.config.getoption("--backend-url") or [])
-    workdir = Path(tempfile.mkdtemp(prefix=f"lochkit-{name}-"))
+    pool = BackendPool(urls, request.config.getoption("--provision"))
     try:
-        provisioned = provision(
-            name, factory, urls=urls, method=request.config.getoption("--provision"), workdir=workdir
-        )
-    except ProvisioningFailed as e:
-        if name not in request.config.stash.get(_IMPLICIT_KEY, set()):
-            raise
-        request.config.stash[_REPORT_KEY].provisioning[name] = {
-            "description": f"not provisioned: {e}",
-            "method": "none",
-            "server": "",
-        }
-        pytest.skip(f"{name} is not available here: {e}")
-    try:
-        adapter = factory.create(provisioned.url, provisioned.options)
-        try:
-            adapter.setup_schema()
-            provisioned.server = provisioned.server or adapter.server_version() or ""
-            backend = BackendUnderTest(name, factory, adapter, provisioned, workdir)
-            request.config.stash[_REPORT_KEY].provisioning[name] = {
-                "description": provisioned.describe(),
-                "method": provisioned.method,
-                "server": provisioned.server,
-                "capabilities": adapter.capabilities.describe(),
-            }
-            yield backend
-        finally:
-            adapter.close()
+        yield pool
     finally:
-        provisioned.stop()
-        if not os.environ.get("LOCHKIT_KEEP_WORKDIR"):
-            shutil.rmtree(workdir, ignore_errors=True)
+        pool.close()
+
+
+@pytest.fixture
+def lochkit_backend(
+    request: pytest.FixtureRequest, _lochkit_pool: BackendPool, lochkit_backend_factory: BackendFactory
+) -> BackendUnderTest:
+    """The backend under test, started once and kept while consecutive tests use the same factory."""
+    name = lochkit_backend_factory.name
+    outcome = _lochkit_pool.get(lochkit_backend_factory)
+    report = request.config.stash[_REPORT_KEY]
+    if isinstance(outcome, ProvisioningFailed):
+        report.provisioning.setdefault(
+            name, {"description": f"not provisioned: {outcome}", "method": "none", "server": ""}
+        )
+        if name not in request.config.stash.get(_IMPLICIT_KEY, set()):
+            raise outcome
+        pytest.skip(f"{name} is not available here: {outcome}")
+    backend, facts = outcome
+    report.provisioning[name] = facts
+    return backend
 
 
 @pytest.fixture
