@@ -1,0 +1,87 @@
+"""The conformance plugin's own behaviour: declared deviations are strict expected failures,
+missing capabilities skip with their reason, and reports count per area."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+FACTORY = """
+import pytest
+from backends.inmemory import InMemoryAdapter, InMemoryBackendFactory
+from persist_spi.adapter import Capabilities
+from conformance.suites.base import ConformanceSuite
+
+REASONS = {"multi_process": "one lock"}
+CAPS = Capabilities(durable=False, deviations={DEVIATIONS}, capability_reasons=REASONS)
+
+
+class Adapter(InMemoryAdapter):
+    name = "probe"
+
+    @property
+    def capabilities(self):
+        return CAPS
+
+
+class Factory(InMemoryBackendFactory):
+    name = "probe"
+
+    @property
+    def capabilities(self):
+        return CAPS
+
+    def create(self, url=None, options=None):
+        return Adapter("probe")
+
+
+@pytest.fixture(scope="session")
+def lochkit_backend_factory():
+    return Factory()
+
+
+class TestProbe(ConformanceSuite):
+    area = "probe.area"
+
+    def test_passes(self, persist):
+        assert persist.fetch_reference("x") is None
+
+    def test_fails(self, persist):
+        assert persist.fetch_reference("x") is not None
+
+    @pytest.mark.lochkit_requires("multi_process")
+    def test_needs_processes(self, persist):
+        pass
+"""
+
+
+def _run(pytester: pytest.Pytester, deviations: dict[str, str]) -> tuple[pytest.RunResult, dict]:  # type: ignore[type-arg]
+    pytester.makepyfile(test_probe=FACTORY.replace("{DEVIATIONS}", repr(deviations)))
+    report = pytester.path / "report.json"
+    result = pytester.runpytest("-p", "no:cacheprovider", "--lochkit-report", str(report))
+    return result, json.loads(report.read_text())
+
+
+def test_a_declared_deviation_is_an_expected_failure(pytester: pytest.Pytester) -> None:
+    result, report = _run(pytester, {"test_fails": "the probe never finds refs"})
+    result.assert_outcomes(passed=1, xfailed=1, skipped=1)
+    area = report["probe"]["areas"]["probe.area"]
+    assert area["counts"]["xfailed"] == 1
+    assert "the probe never finds refs" in area["not_passed"]["TestProbe::test_fails"]["reason"]
+    assert "one lock" in area["not_passed"]["TestProbe::test_needs_processes"]["reason"]
+
+
+def test_a_deviation_that_no_longer_holds_fails_the_run(pytester: pytest.Pytester) -> None:
+    result, report = _run(pytester, {"test_passes": "stale declaration"})
+    assert result.ret != 0
+    result.assert_outcomes(failed=2, skipped=1)  # the XPASS(strict) plus the real failure
+    assert report["probe"]["areas"]["probe.area"]["counts"]["failed"] == 2
+
+
+def test_an_undeclared_failure_fails_the_run(pytester: pytest.Pytester) -> None:
+    result, _ = _run(pytester, {})
+    assert result.ret != 0
+    result.assert_outcomes(passed=1, failed=1, skipped=1)
