@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,12 +77,3 @@ class PersistFactory:
         if self._repos:
             self._backend.adapter.erase_repositories(sorted(self._repos))
             self._repos.clear()
-
-
-@contextmanager
-def fresh_persist(backend: BackendUnderTest, config: StoreConfig) -> Iterator[Persist]:
-    factory = PersistFactory(backend, config)
-    try:
-        yield factory(config.repository_id)
-    finally:
-        factory.erase_all()

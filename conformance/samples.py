@@ -8,7 +8,6 @@ Importing this module registers the custom test types.
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
 import uuid
 from collections.abc import Mapping
@@ -255,7 +254,3 @@ def changed(obj: Obj) -> Obj:
     if isinstance(obj, GenericObj):
         return dataclasses.replace(obj, attributes={**obj.attributes, "changed": True})
     raise TypeError(f"no changed variant for {type(obj).__name__}")
-
-
-def random_bytes(n: int) -> bytes:
-    return os.urandom(n)

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Generator, Sequence
 from typing import TypeVar
 
-from persist_spi.config import INT_MAX, StoreConfig
+from persist_spi.config import StoreConfig
 from persist_spi.errors import ObjNotFound, RefNotFound
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.objs import Obj
@@ -194,6 +194,3 @@ class Persist(ABC):
 def is_fetchable(obj_id: ObjId | None) -> bool:
     """The empty id is never stored, so asking for it is always a miss."""
     return obj_id is not None and obj_id != EMPTY_OBJ_ID
-
-
-UNLIMITED = INT_MAX

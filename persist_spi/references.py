@@ -63,7 +63,3 @@ class Reference:
                 break
             history.append(entry)
         return replace(self, pointer=new_pointer, deleted=False, previous_pointers=tuple(history))
-
-    def same_row_as(self, other: Reference) -> bool:
-        """Equality including the history, for tests and the stateful model."""
-        return self == other and self.previous_pointers == other.previous_pointers

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from persist_spi.errors import ObjNotFound
-from persist_spi.ids import EMPTY_OBJ_ID, ObjId
+from persist_spi.ids import ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import Action, IndexElement
 from persist_spi.indexes.layered import LayeredIndex
@@ -172,7 +172,3 @@ class IndexesLogic:
 def _check_complete(commit: CommitObj) -> None:
     if commit.incomplete_index:
         raise IncompleteIndex(f"Commit {commit.id} has no complete key index")
-
-
-def is_empty_commit_id(commit_id: ObjId) -> bool:
-    return commit_id == EMPTY_OBJ_ID

@@ -130,8 +130,3 @@ def content_from_bytes(payload: int, content_id: str, data: bytes) -> Content:
     names = {f.name for f in dataclasses.fields(cls)}
     kwargs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in doc.items() if k in names}
     return cls(id=content_id, **kwargs)
-
-
-def type_name_for_payload(payload: int) -> str:
-    cls = CONTENT_TYPES.get(payload)
-    return cls.TYPE_NAME if cls is not None else f"UNKNOWN({payload})"
