@@ -26,9 +26,12 @@ from persist_spi.versionstore import (
     CommitMeta,
     Content,
     ContentKey,
+    Delete,
     IcebergTable,
     Namespace,
     Operation,
+    Put,
+    Unchanged,
     VersionStore,
 )
 from persist_spi.versionstore.errors import Conflict, ConflictType
@@ -128,6 +131,24 @@ class VersionStoreSuite(ConformanceSuite):
         assert content is not None, f"{dotted} is not on {where}"
         assert content.id is not None
         return content.id
+
+    def second_and_third_commits(self, vs: VersionStore, target: NamedRef) -> tuple[ObjId, ObjId]:
+        """The catalog's standard follow-up to a first commit of t1, t2, t3: "Second Commit" updates
+        t1, deletes t2 and t3 and adds t4; "Third Commit" re-creates t2 and asserts t4 unchanged."""
+        t1 = self.content_id(vs, target, "t1")
+        second = self.commit(
+            vs,
+            target,
+            Put(key("t1"), table("v1_2", t1)),
+            Delete(key("t2")),
+            Delete(key("t3")),
+            Put(key("t4"), table("v4_1")),
+            message="Second Commit",
+        )
+        third = self.commit(
+            vs, target, Put(key("t2"), table("v2_2")), Unchanged(key("t4")), message="Third Commit"
+        )
+        return second, third
 
     @staticmethod
     def head(vs: VersionStore, ref: NamedRef) -> ObjId:

@@ -93,19 +93,7 @@ class VersionStoreCommitsSuite(VersionStoreSuite):
             Put(key("t3"), table("v3_1")),
             message="Initial Commit",
         )
-        t1 = self.content_id(vs, foo, "t1")
-        second = self.commit(
-            vs,
-            foo,
-            Put(key("t1"), table("v1_2", t1)),
-            Delete(key("t2")),
-            Delete(key("t3")),
-            Put(key("t4"), table("v4_1")),
-            message="Second Commit",
-        )
-        third = self.commit(
-            vs, foo, Put(key("t2"), table("v2_2")), Unchanged(key("t4")), message="Third Commit"
-        )
+        second, third = self.second_and_third_commits(vs, foo)
 
         assert [(e.hash, e.meta.message, e.parent) for e in vs.get_commits(foo)] == [
             (third, "Third Commit", second),

@@ -39,7 +39,6 @@ from persist_spi.versionstore import (
     Put,
     ReferenceConflictError,
     ReferenceNotFoundError,
-    Unchanged,
     VersionStore,
 )
 from persist_spi.versionstore.errors import Conflict, ConflictType
@@ -128,19 +127,7 @@ class VersionStoreMergeSuite(VersionStoreSuite):
             Put(key("t3"), table("v3_1")),
             message="First Commit",
         )
-        t1 = self.content_id(vs, FOO, "t1")
-        second = self.commit(
-            vs,
-            FOO,
-            Put(key("t1"), table("v1_2", t1)),
-            Delete(key("t2")),
-            Delete(key("t3")),
-            Put(key("t4"), table("v4_1")),
-            message="Second Commit",
-        )
-        third = self.commit(
-            vs, FOO, Put(key("t2"), table("v2_2")), Unchanged(key("t4")), message="Third Commit"
-        )
+        second, third = self.second_and_third_commits(vs, FOO)
         return FooHistory(initial, first, second, third)
 
     # --- plain merges ----------------------------------------------------------------------------

@@ -35,7 +35,6 @@ from persist_spi.versionstore import (
     Put,
     ReferenceConflictError,
     ReferenceNotFoundError,
-    Unchanged,
     VersionStore,
 )
 from persist_spi.versionstore.errors import ConflictType
@@ -87,19 +86,7 @@ class VersionStoreTransplantSuite(VersionStoreSuite):
             author,
             [Put(key("t1"), table("v1_1")), Put(key("t2"), table("v2_1")), Put(key("t3"), table("v3_1"))],
         ).hash
-        t1 = self.content_id(vs, FOO, "t1")
-        second = self.commit(
-            vs,
-            FOO,
-            Put(key("t1"), table("v1_2", t1)),
-            Delete(key("t2")),
-            Delete(key("t3")),
-            Put(key("t4"), table("v4_1")),
-            message="Second Commit",
-        )
-        third = self.commit(
-            vs, FOO, Put(key("t2"), table("v2_2")), Unchanged(key("t4")), message="Third Commit"
-        )
+        second, third = self.second_and_third_commits(vs, FOO)
         return Source(initial, first, second, third)
 
     def target_with_unrelated_commit(self, vs: VersionStore, name: str) -> ObjId:
