@@ -132,6 +132,17 @@ class VersionStoreSuite(ConformanceSuite):
         assert content.id is not None
         return content.id
 
+    def first_commit(self, vs: VersionStore, target: NamedRef, message: str = "Initial Commit") -> ObjId:
+        """The catalog's standard first commit: tables t1, t2 and t3."""
+        return self.commit(
+            vs,
+            target,
+            Put(key("t1"), table("v1_1")),
+            Put(key("t2"), table("v2_1")),
+            Put(key("t3"), table("v3_1")),
+            message=message,
+        )
+
     def second_and_third_commits(self, vs: VersionStore, target: NamedRef) -> tuple[ObjId, ObjId]:
         """The catalog's standard follow-up to a first commit of t1, t2, t3: "Second Commit" updates
         t1, deletes t2 and t3 and adds t4; "Third Commit" re-creates t2 and asserts t4 unchanged."""

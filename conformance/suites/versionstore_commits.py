@@ -85,14 +85,7 @@ class VersionStoreCommitsSuite(VersionStoreSuite):
         the branch) reflect exactly that commit's state; deleted keys read as absent."""
         foo = branch("foo")
         base = vs.create_reference(foo).hash
-        initial = self.commit(
-            vs,
-            foo,
-            Put(key("t1"), table("v1_1")),
-            Put(key("t2"), table("v2_1")),
-            Put(key("t3"), table("v3_1")),
-            message="Initial Commit",
-        )
+        initial = self.first_commit(vs, foo, "Initial Commit")
         second, third = self.second_and_third_commits(vs, foo)
 
         assert [(e.hash, e.meta.message, e.parent) for e in vs.get_commits(foo)] == [
@@ -131,14 +124,7 @@ class VersionStoreCommitsSuite(VersionStoreSuite):
         succeed; each commit's parent is the head at that time, and the contents combine."""
         foo = branch("foo")
         base = vs.create_reference(foo).hash
-        initial = self.commit(
-            vs,
-            foo,
-            Put(key("t1"), table("v1_1")),
-            Put(key("t2"), table("v2_1")),
-            Put(key("t3"), table("v3_1")),
-            message="Initial Commit",
-        )
+        initial = self.first_commit(vs, foo, "Initial Commit")
         t1, t3 = self.content_id(vs, foo, "t1"), self.content_id(vs, foo, "t3")
         c1 = self.commit(vs, foo, Put(key("t1"), table("v1_2", t1)), expected=initial, message="T1")
         c2 = self.commit(vs, foo, Delete(key("t2")), expected=initial, message="T2")

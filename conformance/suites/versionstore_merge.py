@@ -119,14 +119,7 @@ class VersionStoreMergeSuite(VersionStoreSuite):
     def foo(self, vs: VersionStore) -> FooHistory:
         vs.create_reference(FOO)
         initial = self.commit(vs, FOO, message="Default common ancestor")
-        first = self.commit(
-            vs,
-            FOO,
-            Put(key("t1"), table("v1_1")),
-            Put(key("t2"), table("v2_1")),
-            Put(key("t3"), table("v3_1")),
-            message="First Commit",
-        )
+        first = self.first_commit(vs, FOO, "First Commit")
         second, third = self.second_and_third_commits(vs, FOO)
         return FooHistory(initial, first, second, third)
 

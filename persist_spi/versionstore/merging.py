@@ -14,6 +14,7 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from persist_spi.errors import ObjNotFound
 from persist_spi.ids import ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import Action, IndexElement
@@ -352,9 +353,10 @@ class Merger:
     # --- helpers ---------------------------------------------------------------------------------
 
     def _load(self, commit_id: ObjId) -> CommitObj | None:
+        # Only a missing commit ends the walk as "not found"; backend errors must surface as they are.
         try:
             return self.store.commits.fetch_commit(commit_id)
-        except Exception:
+        except ObjNotFound:
             return None
 
     def _load_sequence(self, sequence: Sequence[ObjId]) -> list[CommitObj]:
