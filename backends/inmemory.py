@@ -10,7 +10,16 @@ from typing import Any
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.registry import BackendFactory
 
-CAPABILITIES = Capabilities(hard_object_size_limit=None, multi_process=False, durable=False)
+CAPABILITIES = Capabilities(
+    hard_object_size_limit=None,
+    multi_process=False,
+    durable=False,
+    capability_reasons={
+        "hard_object_size_limit": "objects live in a Python dict, which imposes no size limit",
+        "multi_process": "the data lives in one process's memory; no other process can reach it",
+        "durable": "the data lives in memory and is gone when the adapter is closed",
+    },
+)
 
 
 class InMemoryAdapter(BackendAdapter):

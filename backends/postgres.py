@@ -32,7 +32,15 @@ from persist_spi.registry import BackendFactory
 if TYPE_CHECKING:
     from psycopg import Connection
 
-CAPABILITIES = Capabilities(hard_object_size_limit=None, multi_process=True, durable=True)
+CAPABILITIES = Capabilities(
+    hard_object_size_limit=None,
+    multi_process=True,
+    durable=True,
+    capability_reasons={
+        # A bytea value may hold up to 1 GiB, far beyond anything the core writes.
+        "hard_object_size_limit": "PostgreSQL imposes no value size limit the core could reach",
+    },
+)
 #: Ids or names per statement: bounds the size of one statement and of its result.
 _ID_CHUNK = 1000
 #: Rows per insert statement, and the most bytes of object data in one.

@@ -28,7 +28,17 @@ from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import BackendConfigError, BackendUnavailable
 from persist_spi.registry import BackendFactory
 
-CAPABILITIES = Capabilities(hard_object_size_limit=None, multi_process=False, durable=True)
+CAPABILITIES = Capabilities(
+    hard_object_size_limit=None,
+    multi_process=False,
+    durable=True,
+    capability_reasons={
+        # RocksDB values may be up to 3 GiB, far beyond anything the core writes.
+        "hard_object_size_limit": "RocksDB imposes no value size limit the core could reach",
+        "multi_process": "RocksDB holds an exclusive LOCK file per database directory, so only "
+        "one process can open it",
+    },
+)
 _LOCK_STRIPES = 64
 _FETCH_CHUNK = 1000
 

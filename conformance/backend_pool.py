@@ -4,7 +4,9 @@ pytest caches session fixtures by their own parameters only. A suite run with an
 ``lochkit_backend_factory`` (a third-party adapter) next to suites parametrised by ``--backend``
 would otherwise reuse whatever backend happened to be cached. The pool makes the choice explicit:
 one backend runs at a time; asking for another stops the current one first, so servers do not pile
-up on a small machine. A backend that could not be provisioned is remembered with its reason.
+up on a small machine. A backend that could not be provisioned, or whose server refused the
+adapter (unreachable, wrong credentials, an old schema), is remembered with its reason, so the
+following tests fail at once instead of each waiting for the same timeout.
 """
 
 from __future__ import annotations
@@ -30,12 +32,17 @@ class _Running:
     provisioned: Provisioned
 
 
+class BackendSetupFailed(RuntimeError):
+    """The adapter could not be created or its schema set up; raised for every test after the first."""
+
+
 @dataclass
 class BackendPool:
     urls: Mapping[str, str]
     method: str
     current: _Running | None = None
     unavailable: dict[tuple[str, type], ProvisioningFailed] = field(default_factory=dict)
+    broken: dict[tuple[str, type], str] = field(default_factory=dict)
 
     def get(self, factory: BackendFactory) -> tuple[BackendUnderTest, dict[str, Any]] | ProvisioningFailed:
         """The running backend for ``factory`` (starting it, and stopping another, if needed), with
@@ -43,6 +50,11 @@ class BackendPool:
         key = (factory.name, type(factory))
         if key in self.unavailable:
             return self.unavailable[key]
+        if key in self.broken:
+            raise BackendSetupFailed(
+                f"{factory.name} could not be set up earlier in this session; the first error was: "
+                f"{self.broken[key]}"
+            )
         if self.current is not None and self.current.key == key:
             return self.current.backend, _facts(self.current)
         self.close()
@@ -62,9 +74,11 @@ class BackendPool:
             except BaseException:
                 adapter.close()
                 raise
-        except BaseException:
+        except BaseException as e:
             provisioned.stop()
             shutil.rmtree(workdir, ignore_errors=True)
+            if isinstance(e, Exception):
+                self.broken[key] = f"{type(e).__name__}: {e}"
             raise
         provisioned.server = provisioned.server or adapter.server_version() or ""
         backend = BackendUnderTest(factory.name, factory, adapter, provisioned, workdir)

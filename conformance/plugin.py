@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from conformance.backend_pool import BackendPool
+from conformance.backend_pool import BackendPool, BackendSetupFailed
 from conformance.harness import BackendUnderTest, PersistFactory
 from conformance.provisioning import METHODS, ProvisioningFailed
 from conformance.report import ConformanceReport
@@ -29,7 +29,7 @@ from conformance.suites.base import ConformanceSuite, deviation_reason
 from persist_spi.cache import CacheConfig, CachingPersist, ObjectCache
 from persist_spi.config import StoreConfig
 from persist_spi.persist import Persist
-from persist_spi.registry import BackendFactory, backend_factory, discover_backends
+from persist_spi.registry import BackendFactory, UnknownBackend, backend_factory, discover_backends
 
 _REPORT_KEY = pytest.StashKey[ConformanceReport]()
 #: Backends selected only through ``--backend all``: if one cannot be provisioned here, its tests
@@ -88,6 +88,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_REPORT_KEY] = ConformanceReport()
     config.stash[_TEST_INFO_KEY] = {}
     _CONFIG["config"] = config  # report hooks receive no config object
+    _check_backend_names(config)
+
+
+def _check_backend_names(config: pytest.Config) -> None:
+    """A misspelt ``--backend`` is a usage error, said once, not an error in every test."""
+    if not config.getoption("--backend") and "LOCHKIT_BACKEND" not in os.environ:
+        return  # the default; a conftest may override the factory without naming a backend
+    for name in selected_backends(config):
+        try:
+            backend_factory(name)
+        except UnknownBackend as e:
+            raise pytest.UsageError(str(e)) from None
 
 
 def selected_backends(config: pytest.Config) -> list[str]:
@@ -144,7 +156,10 @@ def lochkit_backend(
 ) -> BackendUnderTest:
     """The backend under test, started once and kept while consecutive tests use the same factory."""
     name = lochkit_backend_factory.name
-    outcome = _lochkit_pool.get(lochkit_backend_factory)
+    try:
+        outcome = _lochkit_pool.get(lochkit_backend_factory)
+    except BackendSetupFailed as e:
+        pytest.fail(str(e), pytrace=False)  # the first test showed the traceback
     report = request.config.stash[_REPORT_KEY]
     if isinstance(outcome, ProvisioningFailed):
         report.provisioning.setdefault(

@@ -43,6 +43,9 @@ def cmd_backends(args: argparse.Namespace) -> int:
             f"{'':<24} object size limit: {limit}; multi-process: {caps.multi_process}; "
             f"durable: {caps.durable}; scan: {caps.scan}"
         )
+        for capability in caps.missing():
+            why = caps.capability_reasons.get(capability, "no reason declared")
+            print(f"{'':<24} no {capability}: {why}")
         for test, reason in sorted(caps.deviations.items()):
             print(f"{'':<24} deviation {test}: {reason}")
     return 0

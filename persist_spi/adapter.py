@@ -73,6 +73,16 @@ class Capabilities:
     #: "does not declare" when the tests that need it are skipped.
     capability_reasons: Mapping[str, str] = field(default_factory=dict)
 
+    def missing(self) -> list[str]:
+        """The capabilities this backend does not declare, which a suite may require."""
+        absent = {
+            "hard_object_size_limit": self.hard_object_size_limit is None,
+            "multi_process": not self.multi_process,
+            "durable": not self.durable,
+            "scan": not self.scan,
+        }
+        return [name for name, is_absent in absent.items() if is_absent]
+
     def describe(self) -> dict[str, object]:
         return {
             "hard_object_size_limit": self.hard_object_size_limit,

@@ -12,7 +12,14 @@ from typing import Any
 
 from persist_spi import BackendAdapter, BackendFactory, Capabilities, ObjRow, RefRow
 
-CAPABILITIES = Capabilities(multi_process=False, durable=True)
+CAPABILITIES = Capabilities(
+    multi_process=False,
+    durable=True,
+    capability_reasons={
+        "hard_object_size_limit": "SQLite's BLOB limit (1 GB by default) is beyond anything the core writes",
+        "multi_process": "this toy keeps one connection and serialises its writes in-process",
+    },
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS refs (repo TEXT, name TEXT, pointer BLOB, deleted INTEGER, created INTEGER,

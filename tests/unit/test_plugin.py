@@ -85,3 +85,56 @@ def test_an_undeclared_failure_fails_the_run(pytester: pytest.Pytester) -> None:
     result, _ = _run(pytester, {})
     assert result.ret != 0
     result.assert_outcomes(passed=1, failed=1, skipped=1)
+
+
+def test_a_misspelt_backend_is_one_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_probe=FACTORY.replace("{DEVIATIONS}", "{}"))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend", "inmemroy")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*No backend named 'inmemroy' is registered (known: *inmemory*"])
+
+
+BROKEN_FACTORY = """
+import pytest
+from backends.inmemory import InMemoryBackendFactory
+from conformance.suites.base import ConformanceSuite
+from persist_spi.errors import BackendUnavailable
+
+CREATED = []
+
+
+class Factory(InMemoryBackendFactory):
+    name = "refusing"
+
+    def create(self, url=None, options=None):
+        CREATED.append(url)
+        raise BackendUnavailable("refusing", "nowhere", "cannot reach the server", "Start it")
+
+
+@pytest.fixture(scope="session")
+def lochkit_backend_factory():
+    return Factory()
+
+
+class TestProbe(ConformanceSuite):
+    area = "probe.area"
+
+    @pytest.mark.parametrize("n", range(3))
+    def test_needs_a_backend(self, persist, n):
+        pass
+
+
+def test_the_server_was_asked_once():
+    assert len(CREATED) == 1
+"""
+
+
+def test_a_backend_that_cannot_be_set_up_fails_each_test_without_retrying(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_probe=BROKEN_FACTORY)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=3)
+    result.stdout.fnmatch_lines(
+        ["*refusing could not be set up earlier in this session*BackendUnavailable: refusing at nowhere*"]
+    )
