@@ -88,14 +88,46 @@ def redact(url: str) -> str:
 
 
 def docker_engine_available() -> bool:
-    """True when a Docker engine answers (the client alone is not enough)."""
-    docker = shutil.which("docker")
-    if docker is None:
+    """True when a Docker engine answers (a client alone is not enough). Asks the way
+    testcontainers will (docker-py, honouring ``DOCKER_HOST``), else through the ``docker`` CLI."""
+    try:
+        import docker
+    except ImportError:
+        docker = None
+    if docker is not None:
+        try:
+            client = docker.from_env(timeout=10)
+            try:
+                return bool(client.ping())
+            finally:
+                client.close()
+        except Exception:  # docker-py raises several unrelated types when nothing answers
+            return False
+    cli = shutil.which("docker")
+    if cli is None:
         return False
     try:
-        return subprocess.run([docker, "info"], capture_output=True, timeout=10).returncode == 0
+        return subprocess.run([cli, "info"], capture_output=True, timeout=10).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
+
+
+def _from_testcontainers(provisioner: ServerProvisioner, backend: str, workdir: Path) -> Provisioned:
+    """Runs a recipe, turning whatever the Docker client raises into one clear message. Recipes
+    stop their own container when a later step (a readiness wait) fails."""
+    from conformance.servers.versions import IMAGES
+
+    try:
+        return provisioner.testcontainers(backend, workdir)
+    except ProvisioningFailed:
+        raise
+    except Exception as e:
+        image = IMAGES.get(backend, "its image")
+        raise ProvisioningFailed(
+            f"{backend}: testcontainers could not start {image} ({type(e).__name__}: {e}). Check that "
+            "a Docker engine answers (docker info, or DOCKER_HOST) and can pull the image; otherwise "
+            f"use --provision local or pass --backend-url {backend}=URL"
+        ) from None  # the message carries the cause; its traceback is noise
 
 
 def external_url(backend: str, given: Mapping[str, str]) -> str | None:
@@ -150,5 +182,5 @@ def provision(
         )
     workdir.mkdir(parents=True, exist_ok=True)
     if method == "testcontainers" or (method == "auto" and docker_engine_available()):
-        return provisioner.testcontainers(backend, workdir)
+        return _from_testcontainers(provisioner, backend, workdir)
     return provisioner.local_process(backend, workdir)

@@ -21,7 +21,6 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner
 from conformance.servers.process import LocalServer, free_port, run_checked
@@ -291,7 +290,7 @@ def _postgres_container(backend: str) -> PostgresProvisioned:
     container = PostgresContainer(image, username=ROLE, password=password, dbname=DATABASE, driver=None)
     # The image's entrypoint passes these on to postgres: the same speed settings as the local cluster.
     container.with_command(" ".join(f"-c {k}={v}" for k, v in SPEED_SETTINGS.items()))
-    _start_container(container, image)
+    container.start()
     url = container.get_connection_url()  # driver=None above: a plain postgresql:// URL
     # POSTGRES_USER is a superuser in the official image, so the same URL serves as the admin URL.
     return PostgresProvisioned(
@@ -313,7 +312,7 @@ def _cockroach_container(backend: str) -> PostgresProvisioned:
         .with_command("start-single-node --insecure --store=type=mem,size=1GiB")
         .with_exposed_ports(26257)
     )
-    _start_container(container, image)
+    container.start()
     url = (
         f"postgresql://root@{container.get_container_host_ip()}:{container.get_exposed_port(26257)}"
         "/defaultdb?sslmode=disable"
@@ -338,16 +337,6 @@ def _cockroach_container(backend: str) -> PostgresProvisioned:
         stop=container.stop,
         admin_url=url,
     )
-
-
-def _start_container(container: Any, image: str) -> None:
-    try:
-        container.start()
-    except Exception as e:
-        raise ProvisioningFailed(
-            f"starting the container {image} failed ({type(e).__name__}: {e}); is a Docker engine "
-            "running and can it pull the image?"
-        ) from e
 
 
 def _settings_text() -> str:
