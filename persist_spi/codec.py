@@ -12,6 +12,8 @@ attribute map they were stored with.
 from __future__ import annotations
 
 import dataclasses
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, NamedTuple, Protocol
 
@@ -262,6 +264,36 @@ _STANDARD_BY_SHORT: Final[dict[str, _Decoder]] = {
 _NOT_IN_BLOB: Final = frozenset({"id", "referenced", "version_token"})
 
 
+class _DecodedStripes:
+    """Decoded stripe lists of index-segments objects, by their serialised bytes (a bounded LRU).
+
+    Every commit on a large tree reads its reference index's stripe list, which has one entry per
+    ~200 KiB of index; decoding it each time would make commit cost grow with the number of keys.
+    Equal bytes always decode to the same (immutable) tuple, so sharing it is safe."""
+
+    def __init__(self, max_entries: int = 256) -> None:
+        self._max_entries = max_entries
+        self._entries: OrderedDict[bytes, tuple[IndexStripe, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, data: bytes) -> tuple[IndexStripe, ...]:
+        with self._lock:
+            found = self._entries.get(data)
+            if found is not None:
+                self._entries.move_to_end(data)
+                return found
+        stripes = _dec_segments(ObjId(), 0, _unpack(data)).stripes  # the table's decoder, id-free
+        with self._lock:
+            self._entries[data] = stripes
+            if len(self._entries) > self._max_entries:
+                self._entries.popitem(last=False)
+        return stripes
+
+
+_SEGMENTS_SHORT: Final = IndexSegmentsObj.TYPE.short_name
+_DECODED_STRIPES: Final = _DecodedStripes()
+
+
 class BinaryCodec:
     """The default codec (format 1)."""
 
@@ -282,6 +314,9 @@ class BinaryCodec:
         self, obj_id: ObjId, type_short_name: str, data: bytes, referenced: int, version_token: str | None
     ) -> Obj:
         try:
+            if type_short_name == _SEGMENTS_SHORT:
+                stripes = _DECODED_STRIPES.get(data)
+                return IndexSegmentsObj(id=obj_id, referenced=referenced, stripes=stripes)
             decoder = _STANDARD_BY_SHORT.get(type_short_name)
             fields = _unpack(data)
             if decoder is not None:

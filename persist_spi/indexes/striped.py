@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import overload
 
 from persist_spi.indexes.base import StoreIndex, Updater, check_range, in_range_filter
 from persist_spi.indexes.elements import IndexElement
@@ -12,6 +13,42 @@ from persist_spi.keys import StoreKey
 
 #: Loads several lazy stripes at once (one database round trip); returns them in the same order.
 BulkLoader = Callable[[Sequence[LazyIndex]], Sequence[StoreIndex]]
+
+
+class LazyStripes(Sequence[StoreIndex]):
+    """Stripes that come into being on first use. A commit reads one or two stripes of a reference
+    index that may have hundreds; making a wrapper for every stripe on every commit would make
+    commit cost grow with the number of keys."""
+
+    def __init__(self, count: int, make: Callable[[int], StoreIndex]) -> None:
+        self._count = count
+        self._make = make
+        self._made: dict[int, StoreIndex] = {}
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, i: int) -> StoreIndex: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[StoreIndex]: ...
+
+    def __getitem__(self, i: int | slice) -> StoreIndex | list[StoreIndex]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._count))]
+        if i < 0:
+            i += self._count
+        if not 0 <= i < self._count:
+            raise IndexError(i)
+        made = self._made.get(i)
+        if made is None:
+            made = self._made[i] = self._make(i)
+        return made
+
+    def made(self) -> Iterable[StoreIndex]:
+        """The stripes used so far; the others are neither loaded nor modified."""
+        return self._made.values()
 
 
 class StripedIndex(StoreIndex):
@@ -30,7 +67,8 @@ class StripedIndex(StoreIndex):
     ) -> None:
         if len(stripes) < 1:
             raise ValueError("A striped index needs at least one stripe")
-        self._stripes = list(stripes)
+        # LazyStripes is kept as it is (copying would make every stripe); other sequences are copied.
+        self._stripes: Sequence[StoreIndex] = stripes if isinstance(stripes, LazyStripes) else list(stripes)
         self._bulk_loader = bulk_loader
         if first_last is None:
             first_last = []
@@ -125,13 +163,17 @@ class StripedIndex(StoreIndex):
         for lazy, loaded in zip(pending, self._bulk_loader(pending), strict=True):
             lazy.set_loaded(loaded)
 
+    def _used(self) -> Iterable[StoreIndex]:
+        stripes = self._stripes
+        return stripes.made() if isinstance(stripes, LazyStripes) else stripes
+
     @property
     def is_loaded(self) -> bool:
-        return any(s.is_loaded for s in self._stripes)
+        return any(s.is_loaded for s in self._used())
 
     @property
     def is_modified(self) -> bool:
-        return any(s.is_modified for s in self._stripes)
+        return any(s.is_modified for s in self._used())
 
     def stripes(self) -> list[StoreIndex]:
         return list(self._stripes)

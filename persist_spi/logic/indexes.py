@@ -12,7 +12,7 @@ from persist_spi.indexes.elements import Action, IndexElement
 from persist_spi.indexes.layered import LayeredIndex
 from persist_spi.indexes.lazy import LazyIndex
 from persist_spi.indexes.store_index import EMPTY_IMMUTABLE_INDEX, StoreIndexImpl, deserialize_index_cached
-from persist_spi.indexes.striped import StripedIndex
+from persist_spi.indexes.striped import LazyStripes, StripedIndex
 from persist_spi.objs import (
     CommitObj,
     IndexObj,
@@ -108,11 +108,13 @@ class IndexesLogic:
                 stripe.last_key,
                 stripe.segment,
             )
-        lazies = [
-            LazyIndex(self._single_loader(s.segment), s.first_key, s.last_key, s.segment) for s in stripes
-        ]
+
+        def make(i: int) -> LazyIndex:
+            s = stripes[i]
+            return LazyIndex(self._single_loader(s.segment), s.first_key, s.last_key, s.segment)
+
         first_last = [k for s in stripes for k in (s.first_key, s.last_key)]
-        return StripedIndex(lazies, first_last, self._bulk_load)
+        return StripedIndex(LazyStripes(len(stripes), make), first_last, self._bulk_load)
 
     def _single_loader(self, segment: ObjId) -> Callable[[], StoreIndex]:
         return lambda: self.load_segments([segment])[0]

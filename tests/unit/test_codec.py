@@ -50,3 +50,21 @@ def test_previous_pointers_round_trip() -> None:
     assert decode_previous_pointers(encode_previous_pointers(entries)) == entries
     assert encode_previous_pointers(()) == b""
     assert decode_previous_pointers(None) == ()
+
+
+def test_index_segments_decode_once_per_distinct_bytes() -> None:
+    """The stripe list of a reference index is read by every commit; equal bytes share one decoded
+    (immutable) tuple, while id and referenced still come from each row."""
+    from persist_spi.ids import EMPTY_OBJ_ID
+    from persist_spi.objs import IndexSegmentsObj, IndexStripe
+
+    stripes = tuple(IndexStripe(f"k{i:03}a", f"k{i:03}z", random_obj_id()) for i in range(60))
+    encoded = DEFAULT_CODEC.encode(IndexSegmentsObj(id=EMPTY_OBJ_ID, referenced=0, stripes=stripes))
+    first_id, second_id = random_obj_id(), random_obj_id()
+    first = DEFAULT_CODEC.decode(first_id, encoded.type_short_name, bytes(encoded.data), 1, None)
+    second = DEFAULT_CODEC.decode(second_id, encoded.type_short_name, bytes(encoded.data), 2, None)
+    assert isinstance(first, IndexSegmentsObj)
+    assert isinstance(second, IndexSegmentsObj)
+    assert first.stripes == stripes
+    assert second.stripes is first.stripes
+    assert (first.id, first.referenced, second.id, second.referenced) == (first_id, 1, second_id, 2)

@@ -18,7 +18,7 @@ from persist_spi.indexes.store_index import (
     index_from_elements,
     new_index,
 )
-from persist_spi.indexes.striped import StripedIndex
+from persist_spi.indexes.striped import LazyStripes, StripedIndex
 from persist_spi.keys import StoreKey, key
 
 V32 = ObjId(bytes(range(32)))
@@ -224,6 +224,35 @@ def test_striped_index_answers_like_a_flat_index(stripes: int) -> None:
     assert list(striped) == list(flat)
     assert [e.key for e in striped.iterate(flat.keys()[50], flat.keys()[300])] == flat.keys()[50:301]
     assert striped.element_count() == flat.element_count()
+
+
+def test_lazy_stripes_make_only_the_stripes_a_lookup_touches() -> None:
+    flat = index_from_elements(_sample(400, seed=3))
+    parts = flat.divide(8)
+    made: list[int] = []
+
+    def make(i: int) -> LazyIndex:
+        made.append(i)
+        part = parts[i]
+        return LazyIndex(lambda: deserialize_index(part.serialize()), part.first(), part.last())
+
+    stripes = LazyStripes(len(parts), make)
+    striped = StripedIndex(stripes, [k for p in parts for k in (p.first(), p.last())])  # type: ignore[misc]
+    assert made == []
+    assert not striped.is_loaded
+    wanted = flat.keys()[120]
+    assert striped.get(wanted) == flat.get(wanted)
+    assert len(made) == 1
+    assert striped.is_loaded
+    assert not striped.is_modified
+    assert striped.get(wanted) is not None
+    assert len(made) == 1  # made once, then reused
+    assert stripes[-1] is stripes[7]
+    assert len(stripes[2:5]) == 3
+    with pytest.raises(IndexError):
+        stripes[8]
+    assert list(striped) == list(flat)  # a full scan makes every stripe
+    assert sorted(made) == list(range(8))
 
 
 def test_striped_index_routes_writes_to_stripes() -> None:
