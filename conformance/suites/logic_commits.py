@@ -12,7 +12,7 @@ from conformance.suites.base import ConformanceSuite
 from persist_spi.errors import ObjNotFound
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId, random_obj_id
-from persist_spi.indexes.elements import Action
+from persist_spi.indexes.elements import Action, CommitOp
 from persist_spi.keys import StoreKey, key
 from persist_spi.logic.commit_logic import CommitLogic, CommitNotFound
 from persist_spi.logic.conflicts import CommitConflict, CommitConflictError, ConflictResolution, ConflictType
@@ -338,33 +338,35 @@ class LogicCommitsSuite(ConformanceSuite):
     # --- diff ------------------------------------------------------------------------------------
 
     def test_diff_reports_keys_whose_value_differs(self, logic: CommitLogic) -> None:
+        cid = [uuid.UUID(int=i) for i in range(6)]
         left = _commit(
             logic,
             EMPTY_OBJ_ID,
             adds=(
-                Add(key("aaa"), 1, _value(1)),
-                Add(key("bbb"), 1, _value(2)),
-                Add(key("ccc"), 1, _value(3)),
+                Add(key("aaa"), 1, _value(1), content_id=cid[1]),
+                Add(key("bbb"), 2, _value(2), content_id=cid[2]),
+                Add(key("ccc"), 3, _value(3), content_id=cid[3]),
             ),
         )
         right = _commit(
             logic,
             EMPTY_OBJ_ID,
             adds=(
-                Add(key("bbb"), 1, _value(2)),
-                Add(key("ccc"), 1, _value(4)),
-                Add(key("one"), 1, _value(5)),
+                Add(key("bbb"), 2, _value(2), content_id=cid[2]),
+                Add(key("ccc"), 4, _value(4), content_id=cid[4]),
+                Add(key("one"), 5, _value(5), content_id=cid[5]),
             ),
         )
         li, ri = logic.indexes.build_complete_index(left), logic.indexes.build_complete_index(right)
-        diff = [
-            (d.key, d.from_op.value if d.from_op else None, d.to_op.value if d.to_op else None)
-            for d in logic.diff(li, ri)
-        ]
+
+        def side(op: CommitOp | None) -> tuple[ObjId | None, int, uuid.UUID | None] | None:
+            return None if op is None else (op.value, op.payload, op.content_id)
+
+        diff = [(d.key, side(d.from_op), side(d.to_op)) for d in logic.diff(li, ri)]
         assert diff == [
-            (key("aaa"), _value(1), None),
-            (key("ccc"), _value(3), _value(4)),
-            (key("one"), None, _value(5)),
+            (key("aaa"), (_value(1), 1, cid[1]), None),
+            (key("ccc"), (_value(3), 3, cid[3]), (_value(4), 4, cid[4])),
+            (key("one"), None, (_value(5), 5, cid[5])),
         ]
         assert [d.key for d in logic.diff(li, ri, key_filter=lambda k: k != "ccc")] == [
             key("aaa"),
@@ -374,6 +376,8 @@ class LogicCommitsSuite(ConformanceSuite):
         assert list(logic.diff(li, ri, begin=key("zzz"))) == []
         assert [d.key for d in logic.diff(li, ri, end=key("bbb"))] == [key("aaa")]
         assert [d.key for d in logic.diff(li, ri, begin=key("o"))] == [key("one")]
+        assert [d.key for d in logic.diff(li, ri, key("a"), key("bbb"))] == [key("aaa")]
+        assert [d.key for d in logic.diff(li, ri, key("o"), key("p"))] == [key("one")]
         assert [d.key for d in logic.diff(li, ri, key("bbb"), key("nnn"))] == [key("ccc")]
         assert list(logic.diff(li, li)) == []
 
@@ -408,9 +412,19 @@ class LogicCommitsSuite(ConformanceSuite):
             find_merge_base(load, a[-1].id, b[-1].id)
         with pytest.raises(NoCommonAncestor, match="No common ancestor"):
             find_merge_base(load, EMPTY_OBJ_ID, EMPTY_OBJ_ID)
+        for x in a:
+            for y in b:
+                with pytest.raises(NoCommonAncestor, match="No common ancestor in parents of "):
+                    find_merge_base(load, x.id, y.id)
         missing = random_obj_id()
-        with pytest.raises(NoCommonAncestor, match=f"Commit '{missing}' not found"):
-            find_merge_base(load, a[-1].id, missing)
+        for pair in (
+            (a[-1].id, missing),
+            (missing, a[0].id),
+            (EMPTY_OBJ_ID, missing),
+            (missing, EMPTY_OBJ_ID),
+        ):
+            with pytest.raises(NoCommonAncestor, match=f"Commit '{missing}' not found"):
+                find_merge_base(load, *pair)
 
     def test_merge_base_follows_merge_parents(self, logic: CommitLogic) -> None:
         """After merging B into A, the next merge of B uses the merged B commit as its base."""

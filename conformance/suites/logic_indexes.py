@@ -88,6 +88,7 @@ class LogicIndexesSuite(ConformanceSuite):
         commit = _store_commit(persist, index.serialize())
         complete = indexes.build_complete_index(persist.fetch_as(commit.id, CommitObj))
         assert [e.key for e in complete] == [key("baz"), key("foo", "bar"), key("meep")]
+        assert list(complete) == list(index)  # element by element: keys, actions, ids
         for_update = indexes.incremental_index_for_update(commit)
         assert list(for_update) == [IndexElement(key("foo", "bar"), _op(Action.INCREMENTAL_ADD, 1))]
 
@@ -109,6 +110,11 @@ class LogicIndexesSuite(ConformanceSuite):
         )
         commit = _store_commit(persist, incremental.serialize(), reference_index_stripes=tuple(stripes))
         complete = indexes.build_complete_index(persist.fetch_as(commit.id, CommitObj))
+        assert list(indexes.incremental_index_from_commit(commit)) == list(incremental)  # all 4 raw ops
+        assert complete.first() == key("d_add")
+        assert complete.last() == key("r039")
+        # 41 reference elements plus d_add, d_remove and i_add; i_remove shadows its reference entry.
+        assert len(list(complete)) == 44
         live = [e.key for e in complete if e.op.exists]
         assert live == sorted([key(f"r{i:03}") for i in range(40)] + [key("d_add"), key("i_add")])
         assert complete.get(key("i_remove")) is not None  # the tombstone is returned as-is

@@ -11,12 +11,12 @@ import pytest
 
 from conformance.faults import FaultInjectingPersist
 from conformance.suites.base import ConformanceSuite
-from persist_spi.errors import RefAlreadyExists, RefConditionFailed, RefNotFound
+from persist_spi.errors import ObjNotFound, RefAlreadyExists, RefConditionFailed, RefNotFound
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId, random_obj_id
 from persist_spi.keys import key
 from persist_spi.logic.commit_logic import CommitLogic
 from persist_spi.logic.create_commit import Add, CreateCommit
-from persist_spi.logic.internal_refs import REF_REFS, REF_REPO
+from persist_spi.logic.internal_refs import REF_REFS, REF_REPO, ref_key
 from persist_spi.logic.reference_logic import ReferenceLogic
 from persist_spi.logic.repository_logic import RepositoryLogic
 from persist_spi.objs import CommitObj, CommitType, content_value
@@ -233,24 +233,61 @@ class LogicReferencesSuite(ConformanceSuite):
         assert [r.name for r in refs.query_references()] == ["refs/heads/main"]
         assert persist.fetch_reference("refs/heads/doomed") is None
 
-    def test_recreating_after_a_half_done_delete(self, persist: Persist, refs: ReferenceLogic) -> None:
-        """Only marked deleted: the create finishes the delete and then succeeds."""
+    @staticmethod
+    def _listed_in_int_refs(persist: Persist, name: str) -> bool:
+        logic = CommitLogic(persist)
+        head = logic.fetch_commit(persist.fetch_existing_reference(REF_REFS).pointer)
+        assert head is not None
+        element = logic.indexes.build_complete_index(head).get(ref_key(name))
+        return element is not None and element.op.exists
+
+    @pytest.mark.parametrize("same_pointer", [True, False])
+    def test_recreating_after_a_half_done_delete(
+        self, persist: Persist, refs: ReferenceLogic, same_pointer: bool
+    ) -> None:
+        """Only marked deleted: the create finishes the delete, then succeeds (row and int/refs
+        entry both back)."""
         ref = refs.create_reference("refs/heads/again", EMPTY_OBJ_ID)
         persist.mark_reference_as_deleted(ref)
-        pointer = _chain(persist, 1)[0].id
+        pointer = EMPTY_OBJ_ID if same_pointer else _chain(persist, 1)[0].id
         created = refs.create_reference("refs/heads/again", pointer)
         assert refs.get_reference("refs/heads/again") == created
         assert created.pointer == pointer
+        assert not created.deleted
+        assert persist.fetch_reference("refs/heads/again") == created
+        assert self._listed_in_int_refs(persist, "refs/heads/again")
 
     @pytest.mark.parametrize("same_pointer", [True, False])
-    def test_deleting_again_after_a_half_done_delete_reports_not_found(
+    def test_recreating_after_the_int_refs_delete_commit_reports_the_deleted_row(
         self, persist: Persist, refs: ReferenceLogic, same_pointer: bool
     ) -> None:
+        """The removal is committed to int/refs but the row is still there, flagged deleted: the create
+        registers the name again and then finds that row, which it reports as the existing one."""
+        ref = refs.create_reference("refs/heads/again", EMPTY_OBJ_ID)
+        deleted = persist.mark_reference_as_deleted(ref)
+        refs.commit_delete_reference(deleted, None)
+        assert not self._listed_in_int_refs(persist, "refs/heads/again")
+        pointer = EMPTY_OBJ_ID if same_pointer else _chain(persist, 1)[0].id
+        with pytest.raises(RefAlreadyExists) as e:
+            refs.create_reference("refs/heads/again", pointer)
+        assert e.value.reference == deleted
+        assert e.value.reference is not None
+        assert e.value.reference.deleted
+        assert self._listed_in_int_refs(persist, "refs/heads/again")
+
+    @pytest.mark.parametrize("stopped_after", ["mark-deleted", "int-refs-commit"])
+    @pytest.mark.parametrize("same_pointer", [True, False])
+    def test_deleting_again_after_a_half_done_delete_reports_not_found(
+        self, persist: Persist, refs: ReferenceLogic, same_pointer: bool, stopped_after: str
+    ) -> None:
         ref = refs.create_reference("refs/heads/gone", EMPTY_OBJ_ID)
-        persist.mark_reference_as_deleted(ref)
+        deleted = persist.mark_reference_as_deleted(ref)
+        if stopped_after == "int-refs-commit":
+            refs.commit_delete_reference(deleted, None)
         with pytest.raises(RefNotFound):
             refs.delete_reference("refs/heads/gone", EMPTY_OBJ_ID if same_pointer else random_obj_id())
         assert persist.fetch_reference("refs/heads/gone") is None
+        assert not self._listed_in_int_refs(persist, "refs/heads/gone")
 
     # --- history rewrite -------------------------------------------------------------------------
 
@@ -286,6 +323,54 @@ class LogicReferencesSuite(ConformanceSuite):
         assert refs.rewrite_commit_log(ref, lambda n, c: False) is ref
 
     # --- scale and concurrency -------------------------------------------------------------------
+
+    @pytest.mark.store_config(max_incremental_index_size=1024, max_serialized_index_size=8192)
+    def test_a_corrupted_int_refs_is_reported_and_recovers_after_repointing(
+        self, persist: Persist, refs: ReferenceLogic
+    ) -> None:
+        """int/refs losing its newest reference index, then its head commit: listing fails with a
+        message naming what is missing; pointing int/refs back at the intact parent brings back every
+        reference but the one the lost head created, and creating that one re-indexes it."""
+        logic = CommitLogic(persist)
+
+        def head() -> CommitObj:
+            found = logic.fetch_commit(persist.fetch_existing_reference(REF_REFS).pointer)
+            assert found is not None
+            return found
+
+        def segments(commit: CommitObj) -> set[ObjId]:
+            return {s.segment for s in commit.reference_index_stripes}
+
+        names: list[str] = []
+
+        def create_one() -> None:
+            names.append(f"refs/heads/{'long-branch-name-' * 8}{len(names):04}")
+            refs.create_reference(names[-1], EMPTY_OBJ_ID)
+
+        while not head().has_reference_index:
+            create_one()
+        first_spill = segments(head())
+        while segments(head()) == first_spill:
+            create_one()
+        broken, parent = head(), head().direct_parent
+        lost = names[-1]
+        assert segments(broken), "int/refs is expected to keep its few stripes in the commit"
+
+        parent_commit = logic.fetch_commit(parent)
+        assert parent_commit is not None
+        persist.delete_objs(list(segments(broken) - segments(parent_commit)))
+        with pytest.raises(RuntimeError, match="does not exist"):
+            list(refs.query_references())
+        persist.delete_obj(broken.id)
+        with pytest.raises(ObjNotFound, match=f"Object with ID {broken.id} not found"):
+            list(refs.query_references())
+
+        persist.update_reference_pointer(persist.fetch_existing_reference(REF_REFS), parent)
+        listed = [r.name for r in refs.query_references() if r.name != "refs/heads/main"]
+        assert listed == sorted(set(names) - {lost})
+        with pytest.raises(RefAlreadyExists):
+            refs.create_reference(lost, EMPTY_OBJ_ID)
+        assert [r.name for r in refs.query_references() if r.name != "refs/heads/main"] == sorted(names)
 
     @pytest.mark.store_config(max_incremental_index_size=2048, max_serialized_index_size=8192)
     def test_many_references_spill_int_refs_into_a_striped_index(

@@ -37,6 +37,7 @@ class LogicRepositorySuite(ConformanceSuite):
     ) -> None:
         branch = f"refs/heads/{default_branch}"
         assert persist.fetch_references([REF_REPO, REF_REFS, branch]) == [None, None, None]
+        assert list(ReferenceLogic(persist).query_references()) == []
         RepositoryLogic(persist).initialize(default_branch)
         repo, refs_ref, main = persist.fetch_references([REF_REPO, REF_REFS, branch])
         assert main is not None

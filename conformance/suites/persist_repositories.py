@@ -109,17 +109,21 @@ class PersistRepositoriesSuite(ConformanceSuite):
 
     def test_scan_and_erase_are_scoped_to_one_repository(self, persist_factory: PersistFactory) -> None:
         first, second = persist_factory("first"), persist_factory("some-other")
-        a, _, _ = _trio(10)
-        b, _, _ = _trio(10)
-        first.store_objs(a)
-        second.store_objs(b)
-        assert _ids(_scan(first)) == _ids(a)
-        assert _ids(_scan(second)) == _ids(b)
-        assert _ids(_scan(first, [])) == _ids(_scan(first, list(STANDARD_OBJ_TYPES)))
+        trios = {"first": _trio(10), "some-other": _trio(10)}
+        for persist in (first, second):
+            persist.store_objs([o for group in trios[persist.repository_id] for o in group])
+        for persist in (first, second):
+            values, strings, commits = trios[persist.repository_id]
+            assert _ids(_scan(persist)) == _ids(values) | _ids(strings) | _ids(commits)
+            assert _ids(_scan(persist, [])) == _ids(_scan(persist, list(STANDARD_OBJ_TYPES)))
+            only_commits = _scan(persist, [CommitObj.TYPE])
+            assert all(isinstance(o, CommitObj) for o in only_commits)
+            assert _ids(only_commits) == _ids(commits)
+        a = trios["first"][0]
         assert second.fetch_objs_if_exist([o.id for o in a]) == [None] * 10
         first.erase()
         assert _scan(first) == []
-        assert _ids(_scan(second)) == _ids(b)
+        assert _ids(_scan(second)) == set().union(*(_ids(group) for group in trios["some-other"]))
 
     def test_same_id_in_two_repositories_are_independent_objects(
         self, persist_factory: PersistFactory

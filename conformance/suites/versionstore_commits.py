@@ -431,6 +431,10 @@ class VersionStoreCommitsSuite(VersionStoreSuite):
         self.commit(vs, MAIN, Put(key("x" * 250), namespace("x" * 250)), Put(longest, table("long")))
         assert without_id(vs.get_value(MAIN, longest)) == table("long")
         assert [e.key for e in vs.get_entries(MAIN, prefix_key=key("x" * 250))] == [key("x" * 250), longest]
+        single = ContentKey(("z" * 500,))  # one element of the full length
+        self.commit(vs, MAIN, Put(single, table("single")))
+        assert without_id(vs.get_value(MAIN, single)) == table("single")
+        assert len(str(ContentKey(("a" * 100,) * 4 + ("b" * 96,)))) == 500  # 496 characters + 4 dots
 
     # --- metadata and validation -----------------------------------------------------------------
 
