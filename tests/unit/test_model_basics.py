@@ -95,3 +95,29 @@ def test_store_config_from_nessie_style_keys() -> None:
         StoreConfig.from_mapping({"commit-retries": "many"})
     with pytest.raises(ValueError, match="must not be negative"):
         StoreConfig(commit_timeout_millis=-1)
+
+
+def test_store_config_defaults_are_nessies() -> None:
+    """Every setting, by its Nessie config key, at Nessie's default."""
+    import dataclasses
+
+    from persist_spi.config import _kebab
+
+    defaults = {_kebab(f.name): getattr(StoreConfig(), f.name) for f in dataclasses.fields(StoreConfig)}
+    assert defaults == {
+        "repository-id": "",
+        "parents-per-commit": 20,
+        "commit-timeout-millis": 5000,
+        "commit-retries": 2**31 - 1,
+        "retry-initial-sleep-millis-lower": 5,
+        "retry-initial-sleep-millis-upper": 25,
+        "retry-max-sleep-millis": 250,
+        "max-incremental-index-size": 51200,
+        "max-serialized-index-size": 204800,
+        "max-reference-stripes-per-commit": 50,
+        "assumed-wall-clock-drift-micros": 5_000_000,
+        "namespace-validation": True,
+        "ref-previous-head-count": 20,
+        "ref-previous-head-time-span-seconds": 300,
+    }
+    assert StoreConfig.from_mapping({"max-incremental-index-size": 1024}).max_incremental_index_size == 1024

@@ -138,3 +138,36 @@ def test_a_backend_that_cannot_be_set_up_fails_each_test_without_retrying(
     result.stdout.fnmatch_lines(
         ["*refusing could not be set up earlier in this session*BackendUnavailable: refusing at nowhere*"]
     )
+
+
+ISOLATION = """
+from contextlib import closing
+
+import pytest
+from conformance.suites.base import ConformanceSuite
+from persist_spi.objs import content_value
+from persist_spi.references import Reference
+from persist_spi.ids import random_obj_id
+
+
+class TestIsolation(ConformanceSuite):
+    area = "probe.isolation"
+
+    @pytest.mark.parametrize("n", range(3))
+    def test_starts_empty_and_leaves_data_behind(self, persist, persist_factory, n):
+        other = persist_factory("shared-name")
+        for p in (persist, other):
+            with closing(p.scan_all_objects(None)) as found:
+                assert list(found) == []
+            assert p.fetch_reference("refs/heads/x") is None
+            p.store_obj(content_value("cid", 1, b"left behind %d" % n))
+            p.add_reference(Reference("refs/heads/x", random_obj_id()))
+"""
+
+
+@pytest.mark.parametrize("backend", ["inmemory", "rocksdb"])
+def test_every_test_starts_on_empty_repositories(pytester: pytest.Pytester, backend: str) -> None:
+    """What one test leaves behind, in the default repository or a named one, the next never sees."""
+    pytester.makepyfile(test_isolation=ISOLATION)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend", backend)
+    result.assert_outcomes(passed=3)
