@@ -24,6 +24,15 @@ from persist_spi.persist import Persist
 from persist_spi.references import Reference
 
 
+def _half_deleted(persist: Persist, refs: ReferenceLogic, name: str, stopped_after: str) -> Reference:
+    """A reference whose delete stopped after marking the row, or after also committing the removal
+    to int/refs; returns the marked row."""
+    deleted = persist.mark_reference_as_deleted(refs.create_reference(name, EMPTY_OBJ_ID))
+    if stopped_after == "int-refs-commit":
+        refs.commit_delete_reference(deleted, None)
+    return deleted
+
+
 def _chain(persist: Persist, n: int) -> list[CommitObj]:
     logic = CommitLogic(persist)
     head, out = EMPTY_OBJ_ID, []
@@ -214,10 +223,7 @@ class LogicReferencesSuite(ConformanceSuite):
     def test_half_done_delete_is_finished_by_readers(
         self, persist: Persist, refs: ReferenceLogic, stopped_after: str
     ) -> None:
-        ref = refs.create_reference("refs/heads/doomed", EMPTY_OBJ_ID)
-        deleted = persist.mark_reference_as_deleted(ref)
-        if stopped_after == "int-refs-commit":
-            refs.commit_delete_reference(deleted, None)
+        _half_deleted(persist, refs, "refs/heads/doomed", stopped_after)
         assert refs.get_references(["refs/heads/doomed"]) == [None]
         assert persist.fetch_reference("refs/heads/doomed") is None  # purged by the read
         assert [r.name for r in refs.query_references()] == ["refs/heads/main"]
@@ -226,10 +232,7 @@ class LogicReferencesSuite(ConformanceSuite):
     def test_half_done_delete_is_finished_by_listing(
         self, persist: Persist, refs: ReferenceLogic, stopped_after: str
     ) -> None:
-        ref = refs.create_reference("refs/heads/doomed", EMPTY_OBJ_ID)
-        deleted = persist.mark_reference_as_deleted(ref)
-        if stopped_after == "int-refs-commit":
-            refs.commit_delete_reference(deleted, None)
+        _half_deleted(persist, refs, "refs/heads/doomed", stopped_after)
         assert [r.name for r in refs.query_references()] == ["refs/heads/main"]
         assert persist.fetch_reference("refs/heads/doomed") is None
 
@@ -247,8 +250,7 @@ class LogicReferencesSuite(ConformanceSuite):
     ) -> None:
         """Only marked deleted: the create finishes the delete, then succeeds (row and int/refs
         entry both back)."""
-        ref = refs.create_reference("refs/heads/again", EMPTY_OBJ_ID)
-        persist.mark_reference_as_deleted(ref)
+        _half_deleted(persist, refs, "refs/heads/again", "mark-deleted")
         pointer = EMPTY_OBJ_ID if same_pointer else _chain(persist, 1)[0].id
         created = refs.create_reference("refs/heads/again", pointer)
         assert refs.get_reference("refs/heads/again") == created
@@ -263,9 +265,7 @@ class LogicReferencesSuite(ConformanceSuite):
     ) -> None:
         """The removal is committed to int/refs but the row is still there, flagged deleted: the create
         registers the name again and then finds that row, which it reports as the existing one."""
-        ref = refs.create_reference("refs/heads/again", EMPTY_OBJ_ID)
-        deleted = persist.mark_reference_as_deleted(ref)
-        refs.commit_delete_reference(deleted, None)
+        deleted = _half_deleted(persist, refs, "refs/heads/again", "int-refs-commit")
         assert not self._listed_in_int_refs(persist, "refs/heads/again")
         pointer = EMPTY_OBJ_ID if same_pointer else _chain(persist, 1)[0].id
         with pytest.raises(RefAlreadyExists) as e:
@@ -280,10 +280,7 @@ class LogicReferencesSuite(ConformanceSuite):
     def test_deleting_again_after_a_half_done_delete_reports_not_found(
         self, persist: Persist, refs: ReferenceLogic, same_pointer: bool, stopped_after: str
     ) -> None:
-        ref = refs.create_reference("refs/heads/gone", EMPTY_OBJ_ID)
-        deleted = persist.mark_reference_as_deleted(ref)
-        if stopped_after == "int-refs-commit":
-            refs.commit_delete_reference(deleted, None)
+        _half_deleted(persist, refs, "refs/heads/gone", stopped_after)
         with pytest.raises(RefNotFound):
             refs.delete_reference("refs/heads/gone", EMPTY_OBJ_ID if same_pointer else random_obj_id())
         assert persist.fetch_reference("refs/heads/gone") is None
