@@ -249,7 +249,7 @@ class NessieRestClient:
                 return entry.hash
             raise ReferenceNotFoundError(f"Commit '{hash_}' not found")
         head = self.reference(ref).hash
-        if hash_ is None or hash_ == head or hash_ == EMPTY_OBJ_ID:
+        if hash_ is None or hash_ in (head, EMPTY_OBJ_ID):
             return head if hash_ is None else hash_
         # Nessie does not check that a hash is on the reference when reading at ref@hash; the
         # contract does, so walk the reference's history.
