@@ -183,7 +183,8 @@ def find_java(minimum: int) -> str:
     raise ProvisioningFailed(
         f"nessie: Nessie {VERSION} needs Java {minimum} or newer; found "
         f"{', '.join(tried) or 'no java at all'}. Install one (e.g. apt-get install "
-        f"openjdk-{minimum}-jre-headless) and point lochkit at it with LOCHKIT_NESSIE_JAVA=/path/to/jdk (or JAVA_HOME)"
+        f"openjdk-{minimum}-jre-headless) and point lochkit at it with "
+        "LOCHKIT_NESSIE_JAVA=/path/to/jdk (or JAVA_HOME)"
     )
 
 
