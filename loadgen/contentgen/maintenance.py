@@ -13,10 +13,10 @@ from loadgen.contentgen.recording import Recorder
 from persist_spi.ids import ObjId
 from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.content import Content, ContentKey, Namespace
-from persist_spi.versionstore.results import KeyEntry, LogEntry
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Delete, Operation, Put
 from persist_spi.versionstore.refs import NamedRef, ReferenceInfo, RefKind, branch
+from persist_spi.versionstore.results import KeyEntry, LogEntry
 
 Out = Callable[[str], None]
 COMMIT = "commitMultipleOperations"
