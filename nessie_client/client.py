@@ -32,7 +32,7 @@ from persist_spi.versionstore.errors import MergeConflictError, ReferenceNotFoun
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import MergeBehavior, MergeKeyBehavior, Operation
 from persist_spi.versionstore.path_string import to_path_string_escaped
-from persist_spi.versionstore.refs import NamedRef, ReferenceAssigned, ReferenceInfo, RefKind
+from persist_spi.versionstore.refs import DETACHED, NamedRef, ReferenceAssigned, ReferenceInfo, RefKind
 from persist_spi.versionstore.results import CommitResult, ContentsAt, Diff, KeyEntry, LogEntry, MergeResult
 
 DEFAULT_URI: Final = "http://localhost:19120/api/v2"
@@ -268,8 +268,6 @@ class NessieRestClient:
         operations: Sequence[Operation],
         validator: Validator | None = None,
     ) -> CommitResult:
-        if branch.kind is not RefKind.BRANCH:
-            raise ValueError(f"Can only commit to a branch, not to tag '{branch.name}'")
         if validator is not None:
             validator(operations)
         expected = expected_hash if expected_hash is not None else self.reference(branch).hash
@@ -389,13 +387,11 @@ class NessieRestClient:
         meta: CommitMeta | None = None,
         raise_on_conflict: bool = True,
     ) -> MergeResult:
-        if target.kind is not RefKind.BRANCH:
-            raise ValueError(f"Can only merge into a branch, not into tag '{target.name}'")
         if isinstance(source, NamedRef):
             from_name = source.name
             from_hash = self.hash_on_reference(source, source_hash)
         else:
-            from_name, from_hash = target.name, source  # a detached source: any existing name does
+            from_name, from_hash = DETACHED, source
         expected = expected_hash if expected_hash is not None else self.reference(target).hash
         body: dict[str, Any] = {
             "fromRefName": from_name,
@@ -425,8 +421,6 @@ class NessieRestClient:
     ) -> MergeResult:
         if not sequence:
             raise ValueError("No hashes to transplant")
-        if target.kind is not RefKind.BRANCH:
-            raise ValueError(f"Can only transplant into a branch, not into tag '{target.name}'")
         expected = expected_hash if expected_hash is not None else self.reference(target).hash
         body = {
             "fromRefName": target.name,  # Nessie only checks that the name exists
@@ -443,7 +437,7 @@ class NessieRestClient:
 
 
 def _conflict_checked(result: MergeResult, raise_on_conflict: bool) -> MergeResult:
-    conflicted = [k for k, d in result.details.items() if d.conflict is not None]
+    conflicted = sorted(k for k, d in result.details.items() if d.conflict is not None)
     if conflicted and raise_on_conflict:
         keys = ", ".join(f"'{k}'" for k in conflicted)
         raise MergeConflictError(f"The following keys have been changed in conflict: {keys}", result)

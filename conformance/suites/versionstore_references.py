@@ -127,7 +127,7 @@ class VersionStoreReferencesSuite(VersionStoreSuite):
 
         for target in (None, EMPTY_OBJ_ID):
             with pytest.raises(
-                ReferenceAlreadyExistsError, match=exactly("Named reference 'foo' already exists")
+                ReferenceAlreadyExistsError, match=exactly("Named reference 'foo' already exists.")
             ):
                 vs.create_reference(foo, target)
         assert vs.delete_reference(foo, EMPTY_OBJ_ID) == EMPTY_OBJ_ID
@@ -182,10 +182,7 @@ class VersionStoreReferencesSuite(VersionStoreSuite):
         """``x`` as a branch blocks a tag ``x`` and the other way round."""
         first, second = (branch("x"), tag("x")) if existing is RefKind.BRANCH else (tag("x"), branch("x"))
         vs.create_reference(first)
-        kind = "branch" if existing is RefKind.BRANCH else "tag"
-        with pytest.raises(
-            ReferenceAlreadyExistsError, match=exactly(f"Named reference 'x' already exists as a {kind}")
-        ):
+        with pytest.raises(ReferenceAlreadyExistsError, match=exactly("Named reference 'x' already exists.")):
             vs.create_reference(second)
         assert [r.named_ref for r in vs.list_references() if r.named_ref.name == "x"] == [first]
 

@@ -5,9 +5,8 @@ Commits that end up empty are skipped. When the target is at the sequence's base
 commits themselves become the target's history (a fast-forward: nothing is created). The branch
 moves once, at the end; a conflict or a dry run writes nothing.
 
-Difference from Nessie asserted here: a NORMAL conflict raises lochkit's ``MergeConflictError``
-(carrying the result), which is not a ``ReferenceConflictError``; Nessie's MergeConflictException
-is a ReferenceConflictException.
+A NORMAL conflict raises ``MergeConflictError`` (carrying the result), a ``ReferenceConflictError``
+as Nessie's MergeConflictException is.
 """
 
 from __future__ import annotations
@@ -96,12 +95,38 @@ class VersionStoreTransplantSuite(VersionStoreSuite):
 
     # --- successful transplants ------------------------------------------------------------------
 
-    def test_transplant_onto_the_same_base_is_a_fast_forward(self, vs: VersionStore, source: Source) -> None:
-        """A target at the source's base gets the source commits themselves: nothing is created, the
-        target's log is the source's log, and the contents match."""
+    def test_transplant_onto_the_same_base_writes_new_commits(self, vs: VersionStore, source: Source) -> None:
+        """A target at the source's base gets three new commits, as Nessie's REST API writes them: the
+        source's messages, authors and author times, a new commit time; the contents match."""
         target = branch("bar_1")
         vs.create_reference(target)
         result = vs.transplant(target, source.initial, source.all)
+        assert (result.applied, result.successful) == (True, True)
+        assert len(result.created_commits) == 3
+        assert source.third not in result.created_commits
+        assert result.resultant_target_hash == result.created_commits[-1] == self.head(vs, target)
+        assert self.values(vs, target, ALL_KEYS) == FINAL
+        replayed, original = list(vs.get_commits(target))[:3], list(vs.get_commits(FOO))[:3]
+        for new, old in zip(replayed, original, strict=True):
+            assert (new.meta.message, new.meta.authors, new.meta.author_time) == (
+                old.meta.message,
+                old.meta.authors,
+                old.meta.author_time,
+            )
+            assert new.meta.commit_time is not None
+            assert old.meta.commit_time is not None
+            assert new.meta.commit_time >= old.meta.commit_time
+
+    def test_transplant_keeping_commit_times_onto_the_same_base_is_a_fast_forward(
+        self, vs: VersionStore, persist: Persist, source: Source
+    ) -> None:
+        """Nessie's version store called without a metadata rewriter keeps each commit's metadata
+        whole (``transplant_commit_time=False``): a target at the source's base then gets the source
+        commits themselves. Nothing is created, the logs and contents are the source's."""
+        keeping = VersionStore(persist, transplant_commit_time=False)
+        target = branch("bar_1")
+        keeping.create_reference(target)
+        result = keeping.transplant(target, source.initial, source.all)
         assert (result.applied, result.successful) == (True, True)
         assert result.created_commits == []
         assert result.resultant_target_hash == source.third == self.head(vs, target)
@@ -246,7 +271,7 @@ class VersionStoreTransplantSuite(VersionStoreSuite):
             MergeConflictError, match=exactly("The following keys have been changed in conflict: 't1'")
         ) as e:
             vs.transplant(target, source.initial, source.all, dry_run=dry_run)
-        assert not isinstance(e.value, ReferenceConflictError)
+        assert isinstance(e.value, ReferenceConflictError)
         details = e.value.result.details[key("t1")]
         assert details.conflict is not None
         assert (details.behavior, details.conflict.conflict_type, details.conflict.current) == (
@@ -371,8 +396,6 @@ class VersionStoreTransplantSuite(VersionStoreSuite):
     def test_transplant_into_a_tag_is_rejected(self, vs: VersionStore, source: Source) -> None:
         """Like commits and merges, transplants only go to branches; the tag does not move."""
         vs.create_reference(tag("release"), source.initial)
-        with pytest.raises(
-            ValueError, match=exactly("Can only transplant into a branch, not into tag 'release'")
-        ):
+        with pytest.raises(ValueError, match=exactly("Reference to transplant into must be a branch.")):
             vs.transplant(tag("release"), None, source.all)
         assert vs.reference(tag("release")).hash == source.initial

@@ -23,11 +23,11 @@ def classify(error: BaseException) -> tuple[str, str]:
     """(outcome, error_kind) for a failed operation."""
     if isinstance(error, ReferenceRetryFailureError):
         return RETRY_TIMEOUT, "ReferenceRetryFailure"
+    if isinstance(error, MergeConflictError):  # before its base class, ReferenceConflictError
+        return CONFLICT, "MERGE_CONFLICT"
     if isinstance(error, ReferenceConflictError):
         kinds = sorted({c.conflict_type.name for c in error.conflicts}) or ["REFERENCE_CONFLICT"]
         return CONFLICT, ",".join(kinds)
-    if isinstance(error, MergeConflictError):
-        return CONFLICT, "MERGE_CONFLICT"
     if isinstance(error, ReferenceNotFoundError):
         return ERROR, "ReferenceNotFound"
     if isinstance(error, ReferenceAlreadyExistsError):

@@ -132,8 +132,8 @@ def prepare_commit(
             if existing.content_id is None or content.id != str(existing.content_id):
                 raise InvalidOperation(
                     [Conflict.of(ConflictType.CONTENT_ID_DIFFERS, key, current)],
-                    f"Key '{key}' already exists with content ID {existing.content_id}, "
-                    f"different from {content.id} of the new value",
+                    f"Key '{key}' already exists with content ID {existing.content_id}, which is "
+                    f"different from the content ID {content.id} in the operation",
                 )
             if payload != existing.payload:
                 raise InvalidOperation(

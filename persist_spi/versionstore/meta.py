@@ -60,6 +60,12 @@ class CommitMeta:
         )
 
 
+def with_commit_time(headers: CommitHeaders, now: datetime.datetime) -> CommitHeaders:
+    """``headers`` with the commit time set to ``now`` (the author time is kept): the metadata of
+    a commit replayed elsewhere, as Nessie's transplant writes it."""
+    return CommitHeaders([("date", _iso(now)), *((n, v) for n, v in headers.pairs() if n != "date")])
+
+
 def _iso(value: datetime.datetime) -> str:
     return value.astimezone(datetime.UTC).isoformat().replace("+00:00", "Z")
 

@@ -22,7 +22,6 @@ from persist_spi.versionstore.content import CONTENT_TYPES, Content, ContentKey,
 from persist_spi.versionstore.errors import (
     Conflict,
     ConflictType,
-    MergeConflictError,
     ReferenceAlreadyExistsError,
     ReferenceConflictError,
     ReferenceNotFoundError,
@@ -352,9 +351,7 @@ def conflict_from_json(doc: Any) -> Conflict:
     try:
         conflict_type = ConflictType[name]
     except KeyError:
-        conflict_type = (
-            ConflictType.UNEXPECTED_HASH if name == "UNEXPECTED_HASH" else ConflictType.VALUE_DIFFERS
-        )
+        conflict_type = ConflictType.UNKNOWN  # a type newer than this client
     key = doc.get("key")
     return Conflict(conflict_type, key_from_json(key) if key else None, str(doc.get("message") or ""))
 
@@ -458,14 +455,9 @@ def error_to_json(error: BaseException) -> tuple[int, Json]:
         code = "REFERENCE_NOT_FOUND"
     elif isinstance(error, ReferenceAlreadyExistsError):
         code = "REFERENCE_ALREADY_EXISTS"
-    elif isinstance(error, ReferenceConflictError):
+    elif isinstance(error, ReferenceConflictError):  # a MergeConflictError too: its conflicts are Nessie's
         code = "REFERENCE_CONFLICT"
         details = {"type": "REFERENCE_CONFLICTS", "conflicts": [conflict_to_json(c) for c in error.conflicts]}
-    elif isinstance(error, MergeConflictError):
-        code = "REFERENCE_CONFLICT"
-        result = error.result
-        conflicts = [d.conflict for d in getattr(result, "details", {}).values() if d.conflict is not None]
-        details = {"type": "REFERENCE_CONFLICTS", "conflicts": [conflict_to_json(c) for c in conflicts]}
     elif isinstance(error, ReferenceRetryFailureError):
         code = "REFERENCE_CONFLICT"
     elif isinstance(error, ValueError):

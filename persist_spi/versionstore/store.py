@@ -26,6 +26,7 @@ from persist_spi.logic.commit_logic import (
     ConflictHandler,
     DiffEntry,
     LoadedParent,
+    OpHandler,
     ValueReplacement,
     report_conflict,
 )
@@ -47,6 +48,7 @@ from persist_spi.versionstore.errors import (
     ReferenceConflictError,
     ReferenceNotFoundError,
     ReferenceRetryFailureError,
+    unexpected_hash,
 )
 from persist_spi.versionstore.keymap import from_store_key, store_key_max, store_key_min, to_store_key
 from persist_spi.versionstore.meta import CommitMeta
@@ -78,10 +80,16 @@ class VersionStore:
         *,
         sources: StoreSources = DEFAULT_SOURCES,
         default_branch: str | None = None,
+        transplant_commit_time: bool = True,
     ) -> None:
         self.persist = persist
         #: Commit times and new content ids (seeded ones make runs reproducible).
         self.sources = sources
+        #: A transplanted commit gets a new commit time, so replaying always writes a new commit,
+        #: as Nessie's REST API does. False keeps the source's metadata whole, as Nessie's version
+        #: store does when called without a metadata rewriter: replaying commits onto their own
+        #: base then gives the same ids (a fast-forward).
+        self.transplant_commit_time = transplant_commit_time
         self.commits = CommitLogic(persist)
         self.refs = ReferenceLogic(persist)
         self.repository = RepositoryLogic(persist)
@@ -132,9 +140,7 @@ class VersionStore:
         self._check_commit_exists(target)
         other = RefKind.TAG if ref.kind is RefKind.BRANCH else RefKind.BRANCH
         if self.refs.get_references([other.value + ref.name])[0] is not None:
-            raise ReferenceAlreadyExistsError(
-                f"Named reference '{ref.name}' already exists as a {other.name.lower()}"
-            )
+            raise ReferenceAlreadyExistsError(f"Named reference '{ref.name}' already exists.")
         extended: ObjId | None = None
         if ref.kind is RefKind.TAG and (message is not None or headers is not None or signature is not None):
             info = tag_obj(message, headers, signature)
@@ -145,7 +151,7 @@ class VersionStore:
         try:
             return self._info(self.refs.create_reference(ref.full_name, target, extended))
         except RefAlreadyExists:
-            raise ReferenceAlreadyExistsError(f"Named reference '{ref.name}' already exists") from None
+            raise ReferenceAlreadyExistsError(f"Named reference '{ref.name}' already exists.") from None
 
     def delete_reference(self, ref: NamedRef, expected_hash: ObjId) -> ObjId:
         try:
@@ -153,11 +159,7 @@ class VersionStore:
         except RefNotFound:
             raise ReferenceNotFoundError(f"Named reference '{ref.name}' not found") from None
         except RefConditionFailed as e:
-            raise ReferenceConflictError(
-                [Conflict.of(ConflictType.UNEXPECTED_HASH, ref.name)],
-                f"Named-reference '{ref.name}' is not at expected hash '{expected_hash}', but at "
-                f"'{e.reference.pointer}'.",
-            ) from None
+            raise unexpected_hash(ref.name, expected_hash, e.reference.pointer) from None
         return expected_hash
 
     def assign(self, ref: NamedRef, expected_hash: ObjId | None, target: ObjId) -> ReferenceAssigned:
@@ -207,7 +209,7 @@ class VersionStore:
         """Commit ``operations`` on ``branch``. The commit is built on the current head; it is
         rejected only when a key it touches changed since ``expected_hash`` (default: the head)."""
         if branch.kind is not RefKind.BRANCH:
-            raise ValueError(f"Can only commit to a branch, not to tag '{branch.name}'")
+            raise ValueError("Reference to commit into must be a branch.")
         state = CommitState()
 
         def attempt(_: object) -> CommitResult:
@@ -266,13 +268,16 @@ class VersionStore:
         committed_value_replacement: ValueReplacement | None = None,
         logic: CommitLogic | None = None,
         loaded_parent: LoadedParent | None = None,
+        op_handler: OpHandler | None = None,
     ) -> CommitObj:
-        """Build a commit; key conflicts become a ReferenceConflictError naming the current content."""
+        """Build a commit; key conflicts become a ReferenceConflictError naming the current content.
+        ``op_handler`` is told of each operation that went in without a conflict."""
         logic = logic if logic is not None else self.commits
         try:
             return logic.build_commit_obj(
                 create,
                 conflict_handler,
+                op_handler or _ignore_op,
                 expected_value_replacement=expected_value_replacement,
                 committed_value_replacement=committed_value_replacement,
                 loaded_parent=loaded_parent,
@@ -569,15 +574,23 @@ class VersionStore:
         raise ReferenceNotFoundError(f"Could not find commit '{wanted}' in reference '{ref.name}'.")
 
     def _unexpected_hash(self, ref: NamedRef, expected: ObjId, actual: ObjId) -> ReferenceConflictError:
-        return ReferenceConflictError(
-            [Conflict.of(ConflictType.UNEXPECTED_HASH, ref.name)],
-            f"Named-reference '{ref.name}' is not at expected hash '{expected}', but at '{actual}'.",
-        )
+        return unexpected_hash(ref.name, expected, actual)
+
+
+def _ignore_op(_key: StoreKey, _value: ObjId | None) -> None:
+    pass
 
 
 def _key_range(
     min_key: ContentKey | None, max_key: ContentKey | None, prefix_key: ContentKey | None, token: str | None
 ) -> tuple[StoreKey | None, StoreKey | None]:
+    if min_key is not None and max_key is not None and store_key_min(min_key) > store_key_max(max_key):
+        # Nessie's index refuses such a range ("'to' must be greater than 'from'") when a key lies
+        # between the two bounds; lochkit refuses it always, so the answer does not depend on data.
+        raise ValueError(
+            f"'to' must be greater than 'from': the minimum key '{min_key}' is above the maximum key "
+            f"'{max_key}'"
+        )
     begin: StoreKey | None = None
     end: StoreKey | None = None
     if prefix_key is not None:
