@@ -1,10 +1,9 @@
 """Targets for the content generator's end-to-end tests: in-process inmemory and rocksdb, and a
-real Nessie server (provisioned once per session; set LOCHKIT_NESSIE_TESTS=1, as CI does)."""
+real Nessie server (``nessie_server`` in tests/conftest.py: once per session, with
+LOCHKIT_NESSIE_TESTS=1, as CI sets)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,19 +15,6 @@ from loadgen.targets.in_process import in_process_target
 from loadgen.targets.nessie_rest import nessie_target
 
 TARGETS = ["inmemory", "rocksdb", "nessie"]
-
-
-@pytest.fixture(scope="session")
-def nessie_server() -> Iterator[str]:
-    if os.environ.get("LOCHKIT_NESSIE_TESTS") != "1":
-        pytest.skip("the real Nessie server runs when LOCHKIT_NESSIE_TESTS=1 (needs Java 21+, a 245 MB jar)")
-    from conformance.servers.nessie import PROVISIONER
-
-    provisioned = PROVISIONER.local_process("nessie", Path(tempfile.mkdtemp(prefix="lochkit-nessie-test-")))
-    try:
-        yield provisioned.url or ""
-    finally:
-        provisioned.stop()
 
 
 @pytest.fixture(params=TARGETS)
