@@ -165,8 +165,9 @@ _LISTED: Final[tuple[Difference, ...]] = (
         summary="entries and diffs with the minimum key above the maximum are always a `ValueError`; Nessie "
         "refuses them only when a key lies between the bounds.",
         kind="deliberate",
-        lochkit="Entries and diffs with min-key above max-key are a ValueError (\"'to' must be "
-        "greater than 'from': ...\").",
+        lochkit="Entries and diffs with min-key above max-key are a ValueError with Nessie's words and "
+        "both keys (\"'to' must be greater than 'from': the minimum key 'z' is above the maximum key "
+        "'a'\").",
         nessie="Rejects it (BAD_REQUEST, \"'to' must be greater than 'from'\") only when a key lies "
         "between the two bounds; otherwise it returns nothing.",
         reason="Whether a request is valid should not depend on the data.",

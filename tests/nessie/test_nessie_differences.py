@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 import requests
 
+from conformance.differential.sides import Side, conflicts_of, key, namespace, outcome, table
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.versionstore import (
     CommitMeta,
@@ -29,8 +30,6 @@ from persist_spi.versionstore import (
 from persist_spi.versionstore.nessie_json import NessieServerError
 from persist_spi.versionstore.refs import NamedRef, branch, tag
 from persist_spi.versionstore.results import MergeResult
-
-from .sides import Side, conflicts_of, key, namespace, outcome, table
 
 
 def start(side: Side) -> ObjId:
