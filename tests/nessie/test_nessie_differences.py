@@ -571,3 +571,14 @@ def test_dry_run_transplant_of_dependent_commits(side: Side) -> None:
         assert details(dry)["t5"] == ("NORMAL", "KEY_DOES_NOT_EXIST")
     real = side.api.transplant(side.main, None, [put, delete])
     assert (real.successful, real.applied) == (True, True)
+
+
+def test_merging_unrelated_branches(side: Side) -> None:
+    """Found by the differential machine: Nessie names the target's head first."""
+    target_head = start(side)
+    unrelated = side.ref("unrelated")
+    side.api.create_reference(unrelated)
+    source_head = side.commit(Put(key("t9"), table("t9")), on=unrelated)
+    result = outcome(lambda: side.api.merge(unrelated, side.main))
+    assert isinstance(result, ReferenceNotFoundError)
+    assert str(result) == f"No common ancestor in parents of {target_head} and {source_head}"
