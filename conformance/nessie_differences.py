@@ -77,19 +77,17 @@ _LISTED: Final[tuple[Difference, ...]] = (
     Difference(
         id="content-type-change",
         title="Content type",
-        summary="an update that changes the content type is rejected (`PAYLOAD_DIFFERS`), and every commit "
-        "validation names its conflict type and the current content; Nessie answers 400 yet writes "
-        "the update, which leaves the key unreadable.",
+        summary="an update that changes the content type is rejected (`PAYLOAD_DIFFERS`); Nessie answers "
+        "400 yet writes the update, which leaves the key unreadable.",
         kind="deliberate",
-        lochkit="An update that changes the content type is rejected (PAYLOAD_DIFFERS). Every commit "
-        "validation names its conflict type and the current content; argument-style ones "
-        "(InvalidOperation) are also ValueErrors with Nessie's messages.",
+        lochkit="An update that changes the content type is rejected: an InvalidOperation (a ValueError) "
+        "naming PAYLOAD_DIFFERS and the current content.",
         nessie='Answers HTTP 400 ("Bad Request"), yet the update lands: the key keeps the old type\'s '
-        "payload with the new content, and every read of it answers 400 from then on. Its argument "
-        "errors are a BAD_REQUEST message without conflicts.",
-        reason="The specification forbids changing a content's type; a conflict type and the current "
-        "content let a client decide how to retry.",
+        "payload with the new content, and every read of it answers 400 from then on.",
+        reason="The specification forbids changing a content's type, and a failed request must not "
+        "change data.",
         tests=(f"{_FOUND}::test_changing_the_content_type_of_a_key",),
+        suite_tests=("TestVersionStoreCommits::test_changing_the_content_type_is_rejected",),
     ),
     Difference(
         id="unchanged-absent-key",
@@ -107,6 +105,89 @@ _LISTED: Final[tuple[Difference, ...]] = (
         tests=(
             f"{_FOUND}::test_unchanged_on_a_key_still_absent",
             f"{_FOUND}::test_unchanged_on_a_key_created_since",
+        ),
+        suite_tests=("TestVersionStoreConflicts::test_unchanged_on_a_key_absent_then_and_now_succeeds",),
+    ),
+    Difference(
+        id="argument-errors-name-a-conflict",
+        title="Invalid operations name their conflict",
+        summary="an operation no commit may carry (an update without or with another content id, new "
+        "content with an id) is a `ValueError` that also names its conflict and the current content; "
+        "Nessie answers a plain 400 message.",
+        kind="deliberate",
+        lochkit="InvalidOperation: a ValueError with Nessie's message that is also a "
+        "ReferenceConflictError naming KEY_EXISTS, CONTENT_ID_DIFFERS or KEY_DOES_NOT_EXIST and the "
+        "key's current content.",
+        nessie="BAD_REQUEST with the message only.",
+        reason="The conflict type and the current content let a client decide how to retry without "
+        "reading the key again.",
+        tests=(f"{_FOUND}::test_update_with_another_content_id_message",),
+        suite_tests=(
+            "TestVersionStoreCommits::test_update_without_content_id_is_rejected",
+            "TestVersionStoreCommits::test_update_with_another_content_id_is_rejected",
+            "TestVersionStoreCommits::test_new_content_with_a_content_id_is_rejected",
+            "TestVersionStoreConflicts::test_update_without_id_of_a_key_existing_at_the_expected_hash_is_invalid",
+            "TestVersionStoreConflicts::test_update_with_id_of_a_key_absent_at_the_expected_hash_is_invalid",
+            "TestVersionStoreNamespaces::test_namespace_cannot_be_overwritten_by_a_table",
+        ),
+    ),
+    Difference(
+        id="conflicts-carry-current-content",
+        title="Conflicts carry the current content",
+        summary="every conflict of a commit, merge or transplant carries the key's current content; "
+        "Nessie's name the type, the key and a message only.",
+        kind="deliberate",
+        lochkit="Conflict.current holds the content the key has on the target (None when absent).",
+        nessie="Its conflicts have no content.",
+        reason="A client resolving a conflict needs the current content; reading it again races with "
+        "other writers.",
+        tests=(f"{_FOUND}::test_conflicts_carry_the_current_content",),
+        suite_tests=(
+            "TestVersionStoreConflicts::test_touching_a_key_updated_since_is_value_differs",
+            "TestVersionStoreConflicts::test_create_of_a_key_created_since_is_key_exists",
+            "TestVersionStoreConflicts::test_unchanged_on_a_key_created_since_is_key_exists",
+        ),
+    ),
+    Difference(
+        id="reserved-properties",
+        title="Commit properties named like metadata",
+        summary="a commit property named like a metadata header (`author`, `date`, `committer`, ...) is "
+        "a `ValueError`; Nessie accepts it and it silently becomes that metadata.",
+        kind="deliberate",
+        lochkit="ValueError \"Commit property 'Author' is reserved\".",
+        nessie="Accepts it: a property 'author' becomes an author of the commit, and is no longer a "
+        "property.",
+        reason="A property must not change who or when a commit says it was made.",
+        tests=(f"{_FOUND}::test_a_property_named_like_metadata",),
+        suite_tests=("TestVersionStoreCommits::test_reserved_commit_properties_are_rejected",),
+    ),
+    Difference(
+        id="reference-names",
+        title="Reference names",
+        summary="any non-empty name that is not an internal reference's is a valid branch or tag "
+        "name; Nessie requires a letter first, then letters, digits and `./_-` only.",
+        kind="deliberate",
+        lochkit="Names are free text (Unicode, slashes), as Nessie's storage model allows.",
+        nessie='Its REST API refuses other names: "Reference name must start with a letter, followed '
+        "by letters, digits, one of the ./_- characters, not end with a slash or dot, not contain "
+        "'..'\".",
+        reason="The storage model has no such rule; lochkit serve addresses any name the store takes.",
+        tests=(f"{_FOUND}::test_reference_names",),
+        suite_tests=("TestVersionStoreReferences::test_reference_names_may_use_unicode_and_slashes",),
+    ),
+    Difference(
+        id="unused-behaviours-in-transplants",
+        title="Unused merge key behaviours in transplants",
+        summary="a transplant, like a merge, refuses key behaviours for keys it never met; Nessie "
+        "checks that for merges only.",
+        kind="deliberate",
+        lochkit='ValueError "Not all merge key behaviors specified in the request have been used. '
+        'The following keys were not used: [k]" for merges and transplants.',
+        nessie="Checks it for merges; a transplant ignores a behaviour for a key it never touches.",
+        reason="A behaviour for a key the operation never meets is almost always a mistyped key.",
+        tests=(f"{_FOUND}::test_an_unused_behaviour_in_a_transplant",),
+        suite_tests=(
+            "TestVersionStoreTransplant::test_key_behaviors_for_keys_without_conflict_count_as_used",
         ),
     ),
     Difference(
@@ -158,6 +239,10 @@ _LISTED: Final[tuple[Difference, ...]] = (
             f"{_FOUND}::test_transplanting_a_rename",
             f"{_FOUND}::test_merging_a_rename_with_a_change",
         ),
+        suite_tests=(
+            "TestVersionStoreMerge::test_merge_carries_renames_with_their_content_ids",
+            "TestVersionStoreTransplant::test_transplant_carries_renames_with_their_content_ids",
+        ),
     ),
     Difference(
         id="inverted-key-range",
@@ -184,6 +269,9 @@ _LISTED: Final[tuple[Difference, ...]] = (
         '..."); its version store accepts it.',
         reason="lochkit's store follows Nessie's version store, whose own tests commit without operations.",
         tests=(f"{_FOUND}::test_commit_without_operations",),
+        suite_tests=(
+            "TestVersionStoreCommits::test_commit_to_branch_builds_on_head_even_with_a_stale_expected_hash",
+        ),
     ),
     Difference(
         id="hash-on-reference",
@@ -253,13 +341,14 @@ _LISTED: Final[tuple[Difference, ...]] = (
     Difference(
         id="transplant-after-skipped-commit",
         title="Transplant after a skipped commit",
-        summary="a transplant replays the commits after one it skipped; Nessie fails with HTTP 500 "
-        "(NullPointerException) when such a commit deletes a key.",
+        summary="a transplant replays the commits after one it skipped against what they saw; Nessie "
+        "replays them against the wrong parent (HTTP 500 for a delete, wrong conflicts otherwise).",
         kind="nessie-bug",
-        lochkit="A transplant whose first commit is already on the target (skipped as empty) replays "
-        "the following commits against what they saw.",
-        nessie="Does not move on past a skipped commit: a following commit that deletes a key the "
-        "skipped one created fails with HTTP 500 (NullPointerException: expectedId).",
+        lochkit="A transplant whose earlier commit is already on the target (skipped as empty) "
+        "replays the following commits against what they saw.",
+        nessie="Does not move on past a skipped commit, so it replays the following ones against the "
+        "wrong parent: a delete of a key the skipped commit created fails with HTTP 500 "
+        "(NullPointerException: expectedId); other operations conflict or are dropped.",
         reason="A server error for a valid request is a defect.",
         tests=(f"{_FOUND}::test_transplant_after_a_skipped_commit",),
     ),

@@ -57,7 +57,7 @@ from persist_spi.versionstore.operations import (
     Unchanged,
 )
 from persist_spi.versionstore.refs import NamedRef, RefKind
-from persist_spi.versionstore.results import MergeResult
+from persist_spi.versionstore.results import LogEntry, MergeResult
 
 BRANCHES = ("main", "b1", "b2")
 TAGS = ("v1",)
@@ -496,6 +496,24 @@ def make_machine(
                 what=f"merge {source.name} into {target.name} ({default.name}, {behaviors}, dry {dry_run})",
             )
 
+        def skips_before_last(self, earlier: Sequence[LogEntry], target: NamedRef) -> bool:
+            """Whether a transplanted commit before the last one would be skipped: the target
+            already holds everything it changed (lochkit's view; ``earlier`` is newest first)."""
+            head = self.actual(self.lochkit, target)
+            for entry in earlier:
+                before = {
+                    str(e.key): e for e in self.lochkit.api.get_entries(entry.parent, with_content=True)
+                }
+                after = {str(e.key): e for e in self.lochkit.api.get_entries(entry.hash, with_content=True)}
+                changed = [ContentKey.parse(k) for k in after if before.get(k) != after[k]]
+                removed = [k for k in before if k not in after]
+                if removed or not changed:
+                    continue
+                held = self.lochkit.api.get_values(head, changed)
+                if all(held.get(k) == after[str(k)].content for k in changed):
+                    return True
+            return False
+
         @rule(data=st.data(), count=st.integers(1, 3), dry_run=st.booleans(), raise_on_conflict=st.booleans())
         def transplant(self, data: st.DataObject, count: int, dry_run: bool, raise_on_conflict: bool) -> None:
             branches = self.existing([RefKind.BRANCH])
@@ -515,7 +533,13 @@ def make_machine(
                 more = self.changes(entry.parent, entry.hash)
                 recreated |= more[0]
                 renamed |= more[1]
-            facts = {"recreated": recreated, "renamed": renamed, "sequence": sequence, "dry_run": dry_run}
+            facts = {
+                "recreated": recreated,
+                "renamed": renamed,
+                "sequence": sequence,
+                "dry_run": dry_run,
+                "skips_before_last": self.skips_before_last(log[1:], target),
+            }
             self.run(
                 Step("transplant", facts),
                 self.per_side(

@@ -128,13 +128,14 @@ def _renames(step: Step, lochkit: Outcome, nessie: Outcome) -> bool:
 
 @_rule("transplant-after-skipped-commit")
 def _skipped(step: Step, lochkit: Outcome, nessie: Outcome) -> bool:
-    return (
-        step.kind == "transplant"
-        and len(step.facts.get("sequence", ())) > 1
-        and nessie.kind == "server-error"
-        and "NullPointerException" in nessie.message
-        and lochkit.kind in ("ok", "merge-conflict")
-    )
+    """A transplanted commit before the last is already on the target, so it is skipped; Nessie
+    then replays the following commits against the wrong parent: a delete fails with HTTP 500
+    (NullPointerException), other operations conflict, are dropped or lose their details."""
+    if step.kind != "transplant" or len(step.facts.get("sequence", ())) < 2:
+        return False
+    if nessie.kind == "server-error" and "NullPointerException" in nessie.message:
+        return lochkit.kind in ("ok", "merge-conflict")
+    return bool(step.facts.get("skips_before_last"))
 
 
 @_rule("dry-run-transplant-sequence")

@@ -143,7 +143,9 @@ def prepare_commit(
             content_id = content.id
             expected_value = existing.value
         elif content.id is not None:
-            renamed = deleted_ids.get(content.id)
+            # A deleted content id serves one rename: a second Put with it is new content with an
+            # id (Nessie's message), not a second rename.
+            renamed = deleted_ids.pop(content.id, None)
             if renamed is None or key in re_created:
                 raise InvalidOperation(
                     [Conflict.of(ConflictType.KEY_DOES_NOT_EXIST, key)],

@@ -425,14 +425,18 @@ class VersionStore:
             adds = [e for e in ops if e.op.exists]
             contents = self._contents_for_ops([e.op for e in adds])
             by_key = {e.key: c for e, c in zip(adds, contents, strict=True)}
-            built: list[Operation] = []
+            deletes: list[Operation] = []
+            puts: list[Operation] = []
             for element in ops:
                 key = from_store_key(element.key)
                 if key is None:
                     continue
                 content = by_key.get(element.key)
-                built.append(Put(key, content) if element.op.exists and content is not None else Delete(key))
-            operations = tuple(built)
+                if element.op.exists and content is not None:
+                    puts.append(Put(key, content))
+                else:
+                    deletes.append(Delete(key))
+            operations = (*deletes, *puts)  # Nessie lists a commit's deletes first
         return LogEntry(commit.id, commit.direct_parent, meta, operations, str(commit.id))
 
     def get_diffs(

@@ -582,3 +582,53 @@ def test_merging_unrelated_branches(side: Side) -> None:
     result = outcome(lambda: side.api.merge(unrelated, side.main))
     assert isinstance(result, ReferenceNotFoundError)
     assert str(result) == f"No common ancestor in parents of {target_head} and {source_head}"
+
+
+def test_conflicts_carry_the_current_content(side: Side) -> None:
+    """lochkit's conflict names the key's current content; Nessie's has none."""
+    old = start(side)
+    t1 = side.content_id("t1")
+    side.commit(Put(key("t1"), table("t1-new", t1)))
+    result = outcome(lambda: side.commit(Put(key("t1"), table("t1-mine", t1)), expected=old))
+    assert conflicts_of(result) == [("VALUE_DIFFERS", "t1")]
+    assert isinstance(result, ReferenceConflictError)
+    current = result.conflicts[0].current
+    assert current == (table("t1-new", t1) if side.name == "lochkit" else None)
+
+
+def test_a_property_named_like_metadata(side: Side) -> None:
+    """lochkit refuses a property named 'author'; Nessie makes it the commit's author."""
+    meta = CommitMeta("m", properties={"author": "someone"})
+    result = outcome(lambda: side.api.commit(side.main, None, meta, [Put(key("t1"), table("t1"))]))
+    if side.name == "lochkit":
+        assert isinstance(result, ValueError)
+        assert str(result) == "Commit property 'author' is reserved"
+    else:
+        entry = next(iter(side.api.get_commits(side.main)))
+        assert (entry.meta.authors, dict(entry.meta.properties)) == (("someone",), {})
+
+
+def test_reference_names(side: Side) -> None:
+    """lochkit takes a name with Unicode and a slash; Nessie refuses it."""
+    name = f"{side.prefix}dév/x"
+    result = outcome(lambda: side.api.create_reference(branch(name)))
+    if side.name == "lochkit":
+        assert side.api.reference(branch(name)).hash == EMPTY_OBJ_ID
+    else:
+        assert isinstance(result, ValueError)
+        assert "Reference name must start with a letter" in str(result)
+
+
+def test_an_unused_behaviour_in_a_transplant(side: Side) -> None:
+    """lochkit refuses a behaviour for a key the transplant never meets; Nessie ignores it."""
+    start(side)
+    feature = side.new_branch()
+    source = side.commit(Put(key("t5"), table("t5")), on=feature)
+    behaviours = [MergeKeyBehavior(key("t9"), MergeBehavior.DROP)]
+    result = outcome(lambda: side.api.transplant(side.main, None, [source], key_behaviors=behaviours))
+    if side.name == "lochkit":
+        assert isinstance(result, ValueError)
+        assert "The following keys were not used: [t9]" in str(result)
+    else:
+        assert isinstance(result, MergeResult)
+        assert (result.successful, result.applied) == (True, True)
