@@ -29,7 +29,7 @@ from persist_spi.versionstore import (
 )
 from persist_spi.versionstore.nessie_json import NessieServerError
 from persist_spi.versionstore.refs import NamedRef, branch, tag
-from persist_spi.versionstore.results import MergeResult
+from persist_spi.versionstore.results import CommitResult, MergeResult
 
 
 def start(side: Side) -> ObjId:
@@ -632,3 +632,15 @@ def test_an_unused_behaviour_in_a_transplant(side: Side) -> None:
     else:
         assert isinstance(result, MergeResult)
         assert (result.successful, result.applied) == (True, True)
+
+
+def test_a_committer_named_by_the_client(side: Side) -> None:
+    """lochkit records the committer a commit names; Nessie's REST API refuses it."""
+    meta = CommitMeta("m", committer="carol")
+    result = outcome(lambda: side.api.commit(side.main, None, meta, [Put(key("t1"), table("t1"))]))
+    if side.name == "lochkit":
+        assert isinstance(result, CommitResult)
+        assert next(iter(side.api.get_commits(side.main))).meta.committer == "carol"
+    else:
+        assert isinstance(result, ValueError)
+        assert str(result) == "Cannot set the committer on the client side. It is set by the server."

@@ -61,7 +61,8 @@ def test_every_named_test_exists(difference: Difference) -> None:
 def test_every_declared_suite_deviation_names_a_suite_test() -> None:
     for test in suite_deviations():
         cls, _, method = test.partition("::")
-        suite = getattr(conformance.all, cls, None)
+        assert cls.endswith("Suite"), f"{test}: declare deviations by the library's suite name"
+        suite = getattr(conformance.all, "Test" + cls.removesuffix("Suite"), None)
         assert suite is not None, f"no suite class {cls}"
         assert callable(getattr(suite, method, None)), f"{cls} has no {method}"
 
