@@ -206,10 +206,11 @@ def make_machine(
             try:
                 compare_outcomes(what or step.kind, lochkit, nessie, self.labels, self.sides)
                 self.compare_results(step, lochkit, nessie)
-            except Divergence:
+            except Divergence as e:
                 difference = explain(step, lochkit, nessie)
                 if difference is None:
-                    raise
+                    facts = {k: v for k, v in step.facts.items() if v}
+                    raise Divergence(f"{e}\n  facts read from lochkit before the step: {facts}") from None
                 report.explained[difference] += 1
                 if target is not None:
                     self.reset(target, before)

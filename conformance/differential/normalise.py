@@ -96,34 +96,31 @@ def _summary(outcome: Outcome) -> tuple[bool, bool, tuple[tuple[str, str, str | 
 
 @_rule("transplant-recreated-key")
 def _recreated(step: Step, lochkit: Outcome, nessie: Outcome) -> bool:
-    """A transplanted commit re-created a key: Nessie reports CONTENT_ID_DIFFERS for it (lochkit
-    applies it, or reports VALUE_DIFFERS when the target changed the key)."""
-    keys: set[str] = step.facts.get("recreated", set())
+    """A transplanted commit re-created a key: lochkit replays a delete and a re-create, Nessie an
+    update of the old content, so their conflicts on that key differ (Nessie: CONTENT_ID_DIFFERS or
+    VALUE_DIFFERS; lochkit: none, VALUE_DIFFERS or KEY_EXISTS) and what they write for it too. They
+    must agree on every other key."""
+    return step.kind == "transplant" and _limited_to(step.facts.get("recreated", set()), lochkit, nessie)
+
+
+def _limited_to(keys: set[str], lochkit: Outcome, nessie: Outcome) -> bool:
+    """Both outcomes are merge results that differ only on ``keys``."""
     left, right = _summary(lochkit), _summary(nessie)
-    if step.kind != "transplant" or not keys or left is None or right is None:
+    if not keys or left is None or right is None:
         return False
-    nessie_conflicts = {(k, c) for k, _, c in right[2] if c is not None}
-    if not nessie_conflicts or not all(k in keys and c == "CONTENT_ID_DIFFERS" for k, c in nessie_conflicts):
-        return False
-    lochkit_conflicts = {(k, c) for k, _, c in left[2] if c is not None}
-    return all(k in keys and c in ("VALUE_DIFFERS", "CONTENT_ID_DIFFERS") for k, c in lochkit_conflicts)
+    others_left = [d for d in left[2] if d[0] not in keys]
+    others_right = [d for d in right[2] if d[0] not in keys]
+    conflicting = {k for k, _, c in (*left[2], *right[2]) if c is not None}
+    return others_left == others_right and conflicting <= keys
 
 
 @_rule("renames-in-merges")
 def _renames(step: Step, lochkit: Outcome, nessie: Outcome) -> bool:
     """A merged or transplanted rename: lochkit moves the content; Nessie drops it or says
     KEY_EXISTS. Both agree on every key the renames do not touch."""
-    keys: set[str] = step.facts.get("renamed", set())
-    if step.kind not in ("merge", "transplant") or not keys:
-        return False
-    left, right = _summary(lochkit), _summary(nessie)
-    if left is None or right is None:
-        return False
-    others_left = [d for d in left[2] if d[0] not in keys]
-    others_right = [d for d in right[2] if d[0] not in keys]
-    conflicts_right = {k for k, _, c in right[2] if c is not None}
-    conflicts_left = {k for k, _, c in left[2] if c is not None}
-    return others_left == others_right and (conflicts_left | conflicts_right) <= keys
+    return step.kind in ("merge", "transplant") and _limited_to(
+        step.facts.get("renamed", set()), lochkit, nessie
+    )
 
 
 @_rule("transplant-after-skipped-commit")
@@ -140,6 +137,8 @@ def _skipped(step: Step, lochkit: Outcome, nessie: Outcome) -> bool:
 
 @_rule("dry-run-transplant-sequence")
 def _dry_run(step: Step, lochkit: Outcome, nessie: Outcome) -> bool:
+    """Nessie builds every commit of a multi-commit dry run on the target's head, so what it says
+    about the second and later commits (success, conflicts, details) is not what the real run does."""
     left, right = _summary(lochkit), _summary(nessie)
     return (
         step.kind == "transplant"
@@ -147,8 +146,6 @@ def _dry_run(step: Step, lochkit: Outcome, nessie: Outcome) -> bool:
         and len(step.facts.get("sequence", ())) > 1
         and left is not None
         and right is not None
-        and left[0]
-        and not right[0]
     )
 
 
