@@ -24,7 +24,12 @@ def test_lochkit_and_nessie_agree_on_random_operations(
 ) -> None:
     with NessieRestClient(nessie_server) as client:
         report = run_differential(
-            lochkit_side, lambda: nessie_side(client, nessie_server), examples=12, steps=30, seed_value=13
+            lochkit_side,
+            lambda: nessie_side(client, nessie_server),
+            examples=12,
+            steps=30,
+            seed_value=13,
+            shrink=False,  # shrinking against a server can take minutes: CI shows the sequence as found
         )
     with capsys.disabled():
         print("\n" + format_report(report))
