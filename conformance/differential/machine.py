@@ -233,6 +233,10 @@ def make_machine(
                     raise Divergence(
                         f"{step.kind} result:\n  lochkit: {summaries[0]}\n  nessie:  {summaries[1]}"
                     )
+                if step.kind == "transplant":
+                    # Nessie's REST API does not list the commits a transplant created (a client
+                    # can only infer them); the logs compared after the step show them on both sides.
+                    return
                 if len(left.created_commits) != len(right.created_commits):
                     raise Divergence(
                         f"{step.kind} created {len(left.created_commits)} commits on lochkit, "
