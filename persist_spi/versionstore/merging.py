@@ -292,11 +292,16 @@ class Merger:
         key_behaviors: Sequence[MergeKeyBehavior] = (),
         dry_run: bool = False,
         raise_on_conflict: bool = True,
+        message: str | None = None,
     ) -> MergeResult:
         store = self.store
         by_key = _validate_behaviors(key_behaviors)
         if not sequence:
             raise ValueError("No hashes to transplant")
+        if message is not None and len(sequence) != 1:
+            raise ValueError(
+                f"A message can replace the message of one transplanted commit, not of {len(sequence)}"
+            )
         if target.kind is not RefKind.BRANCH:
             raise ValueError(f"Can only transplant into a branch, not into tag '{target.name}'")
 
@@ -317,6 +322,8 @@ class Merger:
             created: list[ObjId] = []
             for source in sources:
                 create = self._replay(logic, source, source_parent, new_head)
+                if message:
+                    create = dataclasses.replace(create, message=message)
                 commit = _build(logic, store, create, policy)
                 self._check_namespaces(logic, new_head, commit)
                 source_parent = logic.indexes.build_complete_index(source)
