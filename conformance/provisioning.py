@@ -153,7 +153,7 @@ def provisioners() -> dict[str, ServerProvisioner]:
 
 def provision(
     backend: str,
-    factory: BackendFactory,
+    factory: BackendFactory | None,
     *,
     urls: Mapping[str, str],
     method: str,
@@ -172,7 +172,9 @@ def provision(
         )
     provisioner = provisioners().get(backend)
     if provisioner is None:
-        if factory.default_url is not None or not factory.capabilities.multi_process:
+        if factory is not None and (
+            factory.default_url is not None or not factory.capabilities.multi_process
+        ):
             # Embedded, or a server at a well-known default address.
             how = "embedded" if factory.default_url is None else "default-address"
             return Provisioned(backend, factory.default_url, how)
