@@ -449,7 +449,7 @@ class NessieRestClient:
             from_name = source.name
             from_hash = self.hash_on_reference(source, source_hash)
         else:
-            from_name, from_hash = target.name, source  # a detached source: any existing name does
+            from_name, from_hash = "DETACHED", source  # Nessie's name for a bare commit
         expected = expected_hash if expected_hash is not None else self.reference(target).hash
         body: dict[str, Any] = {
             "fromRefName": from_name,
@@ -500,7 +500,26 @@ class NessieRestClient:
         doc = self._request(
             "POST", f"/trees/{self._ref_path(target.name, expected)}/history/transplant", body=body
         )
-        return _conflict_checked(nj.merge_result_from_json(doc, dry_run), raise_on_conflict)
+        result = nj.merge_result_from_json(doc, dry_run)
+        if result.applied and result.resultant_target_hash is not None:
+            # The answer names the new head only: the commits in between are the transplanted ones,
+            # and those with a source commit's id were reused, not created (a fast-forward).
+            reused = set(sequence)
+            result.created_commits = [
+                c
+                for c in self._commits_since(result.resultant_target_hash, result.effective_target_hash)
+                if c not in reused
+            ]
+        return _conflict_checked(result, raise_on_conflict)
+
+    def _commits_since(self, head: ObjId, base: ObjId | None) -> list[ObjId]:
+        """First-parent commits from ``base`` (exclusive) up to ``head``, oldest first."""
+        created: list[ObjId] = []
+        for entry in self.get_commits(head):
+            if entry.hash == base:
+                break
+            created.append(entry.hash)
+        return created[::-1]
 
 
 class _CommitResultOverRest(CommitResult):

@@ -20,20 +20,20 @@ from persist_spi.versionstore.commit_specs import (
     parse_commit_spec,
 )
 
-#: Nessie's reference-name rule: a letter first, then letters, digits and ``./_-``, no ``..``,
-#: not ending in ``.`` or ``/``.
-REF_NAME_PATTERN: Final = r"[A-Za-z](?:(?:(?![.][.])[A-Za-z0-9./_-])*[A-Za-z0-9_-])?"
-_REF_NAME: Final = re.compile(rf"^{REF_NAME_PATTERN}$")
-_ELEMENT: Final = re.compile(rf"^({REF_NAME_PATTERN}|-)?(?:@({HASH_PATTERN})?)?((?:{RELATIVE_PATTERN})*)$")
+#: A name is anything but the characters that separate it from a commit spec. Nessie allows only
+#: ``[A-Za-z][A-Za-z0-9./_-]*`` (no ``..``); lochkit's store takes any Unicode name, and so does
+#: ``lochkit serve``, so every reference the store holds can be addressed.
+_NAME: Final = r"[^@~^*]+"
+_ELEMENT: Final = re.compile(rf"^({_NAME})?(?:@({HASH_PATTERN})?)?((?:{RELATIVE_PATTERN})*)$")
 #: The default branch in a path.
 DEFAULT_REF: Final = "-"
-FORBIDDEN_NAMES: Final = frozenset({"HEAD", "DETACHED"})
+FORBIDDEN_NAMES: Final = frozenset({"HEAD", "DETACHED", DEFAULT_REF})
 _HASH_ONLY: Final = re.compile(rf"^{HASH_PATTERN}$")
 
 RULE: Final = (
-    "a reference name (a letter, then letters, digits or ./_- ; no '..'; not ending in '.' or '/'), "
-    "or '-' for the default branch, optionally followed by '@' and a commit hash, and by relative "
-    "lookups '~N', '^N' or '*TIMESTAMP'; or '@' and a hash alone for a detached commit"
+    "a reference name (any text without '@', '~', '^' or '*'), or '-' for the default branch, "
+    "optionally followed by '@' and a commit hash, and by relative lookups '~N', '^N' or "
+    "'*TIMESTAMP'; or '@' and a hash alone for a detached commit"
 )
 
 
@@ -70,13 +70,18 @@ def parse_ref_element(element: str, default_branch: str) -> RefAddress:
 
 
 def check_new_ref_name(name: str | None) -> str:
-    """A name a new branch or tag may take (Nessie's rule, and not HEAD, DETACHED or a hash)."""
+    """A name a new branch or tag may take: addressable in a path, and not HEAD, DETACHED, '-'
+    or something that reads as a commit id (as in Nessie)."""
     if not name:
         raise ValueError("Give the new reference's name (query parameter 'name')")
-    if not _REF_NAME.match(name):
-        raise ValueError(f"Invalid reference name '{name}': expected {RULE.split(', or')[0]}")
+    if not re.fullmatch(_NAME, name) or name.endswith("/"):
+        raise ValueError(
+            f"Invalid reference name '{name}': it may not contain '@', '~', '^' or '*', nor end in '/'"
+        )
     if name in FORBIDDEN_NAMES or _HASH_ONLY.match(name):
-        raise ValueError(f"Invalid reference name '{name}': HEAD, DETACHED and commit ids are not allowed")
+        raise ValueError(
+            f"Invalid reference name '{name}': HEAD, DETACHED, '-' and commit ids are not allowed"
+        )
     return name
 
 

@@ -20,16 +20,14 @@ Json = dict[str, Any]
 
 
 def _client_meta(doc: Any) -> CommitMeta | None:
-    """Commit meta from a request: what the server sets itself may not be given."""
+    """Commit meta from a request: what the store sets itself may not be given. (Nessie also
+    refuses a committer, which it takes from the authenticated user; lochkit serve has no users,
+    so it records the committer the client names.)"""
     if doc is None:
         return None
     if not isinstance(doc, dict):
         raise bad_request("commitMeta must be a JSON object")
-    for field, what in (
-        ("committer", "committer"),
-        ("commitTime", "commit time"),
-        ("hash", "commit hash"),
-    ):
+    for field, what in (("commitTime", "commit time"), ("hash", "commit hash")):
         if doc.get(field):
             raise bad_request(f"Cannot set the {what} on the client side. It is set by the server.")
     if doc.get("parentCommitHashes"):

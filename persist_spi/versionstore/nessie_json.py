@@ -430,12 +430,17 @@ def diff_from_json(doc: Any, paging_token: str = "") -> Diff:
 
 
 def conflict_to_json(conflict: Conflict) -> Json:
+    """Nessie's conflict fields, plus lochkit's ``content``: what the key holds now, so a client
+    can retry without another read (Nessie's clients ignore fields they do not know here)."""
     key = conflict.key
-    return {
+    doc: Json = {
         "conflictType": conflict.conflict_type.name,
         "key": key_to_json(key) if isinstance(key, ContentKey) else None,
         "message": conflict.message,
     }
+    if conflict.current is not None:
+        doc["content"] = content_to_json(conflict.current)
+    return doc
 
 
 def conflict_from_json(doc: Any) -> Conflict:
@@ -447,7 +452,13 @@ def conflict_from_json(doc: Any) -> Conflict:
             ConflictType.UNEXPECTED_HASH if name == "UNEXPECTED_HASH" else ConflictType.VALUE_DIFFERS
         )
     key = doc.get("key")
-    return Conflict(conflict_type, key_from_json(key) if key else None, str(doc.get("message") or ""))
+    current = doc.get("content")
+    return Conflict(
+        conflict_type,
+        key_from_json(key) if key else None,
+        str(doc.get("message") or ""),
+        content_from_json(current) if current is not None else None,
+    )
 
 
 def merge_behavior_to_json(spec: MergeKeyBehavior) -> Json:
