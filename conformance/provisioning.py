@@ -159,7 +159,8 @@ def provision(
     method: str,
     workdir: Path,
 ) -> Provisioned:
-    """Make ``backend`` available by the first method that applies (see the module docstring)."""
+    """Make ``backend`` available by the first method that applies (see the module docstring).
+    ``factory`` is None for a server that is not a Persist backend (the Nessie server)."""
     if method not in METHODS:
         raise ProvisioningFailed(f"Unknown provisioning method '{method}'; use one of {', '.join(METHODS)}")
     url = external_url(backend, urls)
