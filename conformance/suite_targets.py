@@ -100,7 +100,12 @@ CAPABILITIES: Final[Mapping[str, TargetCapabilities]] = {
 
 #: The real Nessie server's declared differences from the suites: test name (or
 #: ``Suite::test_name``) -> reason. Each becomes a strict expected failure on the ``nessie`` target.
-NESSIE_DEVIATIONS: Final[dict[str, str]] = {}
+NESSIE_DEVIATIONS: Final[dict[str, str]] = {
+    "VersionStoreAddressingSuite::test_metadata_counts_commits_across_a_merge": (
+        "Nessie derives commits ahead/behind from sequence numbers, which counts wrong (even "
+        "negative) once the common ancestor was reached through a merge parent; lochkit counts"
+    ),
+}
 
 #: Differences of ``lochkit serve`` from the in-process store, on every backend (none declared).
 SERVE_DEVIATIONS: Final[dict[str, str]] = {}

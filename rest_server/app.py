@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import unquote
@@ -19,6 +20,8 @@ from urllib.parse import unquote
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -93,6 +96,8 @@ def create_app(store: StoreSource) -> Starlette:
         return JSONResponse(error.body(), status_code=status)
 
     return Starlette(
+        # Large listings (entries, logs) shrink a lot; Nessie's clients ask for gzip.
+        middleware=[Middleware(GZipMiddleware, minimum_size=4096)],
         routes=[
             Route(f"{PREFIX}/config", config, methods=["GET"]),
             Route(f"{PREFIX}/trees", trees, methods=["GET", "POST"]),
@@ -143,6 +148,17 @@ async def _body(request: Request) -> Any:
     if request.method not in ("POST", "PUT"):
         return None
     raw = await request.body()
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding in ("gzip", "deflate"):
+        # Nessie's Java client compresses request bodies.
+        try:
+            raw = zlib.decompress(raw, wbits=47 if encoding == "gzip" else 15)
+        except zlib.error as e:
+            raise ApiError(
+                400, "BAD_REQUEST", f"The request body is not valid {encoding} data: {e}"
+            ) from None
+    elif encoding != "identity":
+        raise ApiError(400, "BAD_REQUEST", f"Unsupported Content-Encoding '{encoding}' (gzip, deflate)")
     if not raw.strip():
         return None
     try:

@@ -54,7 +54,8 @@ class RelativeSpec:
     def __str__(self) -> str:
         if self.lookup is Lookup.TIMESTAMP:
             assert self.instant is not None
-            return "*" + self.instant.isoformat().replace("+00:00", "Z")
+            # Always with a fraction: Nessie 0.99 refuses an instant without one.
+            return "*" + self.instant.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         return f"{self.lookup.value}{self.count}"
 
 

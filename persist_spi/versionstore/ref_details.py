@@ -48,13 +48,51 @@ def reference_metadata(
         return ReferenceMetadata(meta, total)
     base_commit = logic.fetch_commit(base_head) if base_head != EMPTY_OBJ_ID else None
     base_seq = base_commit.seq if base_commit is not None else 0
+    load = _loader(logic)
     try:
-        ancestor = find_merge_base(_loader(logic), base_head, head)
+        ancestor = find_merge_base(load, base_head, head)
     except NoCommonAncestor:
         return ReferenceMetadata(meta, total, total, base_seq, EMPTY_OBJ_ID)
-    ancestor_commit = logic.fetch_commit(ancestor)
-    ancestor_seq = ancestor_commit.seq if ancestor_commit is not None else 0
-    return ReferenceMetadata(meta, total, total - ancestor_seq, base_seq - ancestor_seq, ancestor)
+    # Counted, not derived from sequence numbers as Nessie does: after a merge the common ancestor
+    # is off the first-parent chain, and sequence differences go wrong, even negative.
+    ahead = _first_parent_commits_not_in(load, head, base_head, ancestor)
+    behind = _first_parent_commits_not_in(load, base_head, head, ancestor)
+    return ReferenceMetadata(meta, total, ahead, behind, ancestor)
+
+
+def _first_parent_commits_not_in(
+    load: Callable[[ObjId], CommitObj | None], head: ObjId, other: ObjId, ancestor: ObjId
+) -> int:
+    """Commits on ``head``'s first-parent chain down to the first one ``other`` also reaches."""
+    # Usually the common ancestor is on the chain: count down to it.
+    limit = load(ancestor)
+    floor = limit.seq if limit is not None else 0
+    count, current = 0, head
+    while current != ancestor:
+        commit = load(current)
+        if commit is None or commit.seq <= floor:
+            break
+        count += 1
+        current = commit.direct_parent
+    else:
+        return count
+    # It is not (it was reached through a merge parent): find where the chain enters what
+    # ``other`` reaches, one ancestry test per commit.
+    count, current = 0, head
+    while current != EMPTY_OBJ_ID:
+        commit = load(current)
+        if commit is None or _is_ancestor(load, current, other):
+            break
+        count += 1
+        current = commit.direct_parent
+    return count
+
+
+def _is_ancestor(load: Callable[[ObjId], CommitObj | None], candidate: ObjId, of: ObjId) -> bool:
+    try:
+        return find_merge_base(load, of, candidate) == candidate
+    except NoCommonAncestor:
+        return False
 
 
 def _loader(logic: CommitLogic) -> Callable[[ObjId], CommitObj | None]:
