@@ -13,7 +13,6 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from persist_spi.errors import ObjNotFound
 from persist_spi.ids import ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import Action, IndexElement
@@ -360,10 +359,7 @@ class Merger:
 
     def _load(self, commit_id: ObjId) -> CommitObj | None:
         # Only a missing commit ends the walk as "not found"; backend errors must surface as they are.
-        try:
-            return self.store.commits.fetch_commit(commit_id)
-        except ObjNotFound:
-            return None
+        return self.store.commits.fetch_commit_if_exists(commit_id)
 
     def _load_sequence(self, sequence: Sequence[ObjId]) -> list[CommitObj]:
         # Missing commits read as None (not ObjNotFound), so they are reported as "not found" below.

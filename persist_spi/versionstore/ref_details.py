@@ -48,7 +48,7 @@ def reference_metadata(
         return ReferenceMetadata(meta, total)
     base_commit = logic.fetch_commit(base_head) if base_head != EMPTY_OBJ_ID else None
     base_seq = base_commit.seq if base_commit is not None else 0
-    load = _loader(logic)
+    load = logic.fetch_commit_if_exists
     try:
         ancestor = find_merge_base(load, base_head, head)
     except NoCommonAncestor:
@@ -95,16 +95,6 @@ def _is_ancestor(load: Callable[[ObjId], CommitObj | None], candidate: ObjId, of
         return False
 
 
-def _loader(logic: CommitLogic) -> Callable[[ObjId], CommitObj | None]:
-    def load(commit_id: ObjId) -> CommitObj | None:
-        try:
-            return logic.fetch_commit(commit_id)
-        except ObjNotFound:
-            return None
-
-    return load
-
-
 def reference_history(
     persist: Persist, ref: NamedRef, row: Reference, head_commits_to_scan: int | None = None
 ) -> ReferenceHistory:
@@ -124,7 +114,7 @@ def check_commit(persist: Persist, logic: CommitLogic, commit_id: ObjId) -> Refe
     """Is the commit there, with its index objects and every content value its index names?"""
     if commit_id == EMPTY_OBJ_ID:
         return ReferenceHistoryEntry(commit_id, CommitConsistency.COMMIT_CONSISTENT)
-    commit = _loader(logic)(commit_id)
+    commit = logic.fetch_commit_if_exists(commit_id)
     if commit is None:
         return ReferenceHistoryEntry(commit_id, CommitConsistency.COMMIT_INCONSISTENT)
     meta = commit_meta_of(commit)
@@ -165,7 +155,7 @@ def _check_log(
     """The worst state among the head and the commits (and their merge parents) below it."""
     if head_state is CommitConsistency.COMMIT_INCONSISTENT or head == EMPTY_OBJ_ID:
         return head_state
-    commit = _loader(logic)(head)
+    commit = logic.fetch_commit_if_exists(head)
     if commit is None:
         return CommitConsistency.COMMIT_INCONSISTENT
     span_micros = persist.config.ref_previous_head_time_span_seconds * 1_000_000
@@ -175,7 +165,7 @@ def _check_log(
     for _ in range(min(scan, MAX_LOG_CHECK)):
         if current == EMPTY_OBJ_ID:
             break
-        parent = _loader(logic)(current)
+        parent = logic.fetch_commit_if_exists(current)
         if parent is None:
             return CommitConsistency.COMMIT_INCONSISTENT
         if now_micros - parent.created > span_micros:
