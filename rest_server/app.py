@@ -10,6 +10,7 @@ thread pool, because the version store and the database drivers under it block.
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 import zlib
@@ -28,6 +29,7 @@ from starlette.routing import Route
 
 from persist_spi.ids import EMPTY_OBJ_ID
 from persist_spi.versionstore.api import VersionStoreApi
+from persist_spi.versionstore.store import VersionStore
 from rest_server import reads, references, writes
 from rest_server.context import Call
 from rest_server.errors import CLIENT_SPEC_HEADER, ApiError, error_answer
@@ -108,7 +110,7 @@ def create_app(store: StoreSource) -> Starlette:
 
 
 def _config(store: VersionStoreApi) -> dict[str, Any]:
-    return {
+    config: dict[str, Any] = {
         "defaultBranch": store.default_branch(),
         "minSupportedApiVersion": 1,
         "maxSupportedApiVersion": 2,
@@ -116,6 +118,16 @@ def _config(store: VersionStoreApi) -> dict[str, Any]:
         "specVersion": SPEC_VERSION,
         "noAncestorHash": str(EMPTY_OBJ_ID),
     }
+    if isinstance(store, VersionStore):  # a store over lochkit's storage knows its repository
+        description = store.repository.fetch_repository_description()
+        if description is not None:
+            for name, value in (
+                ("repositoryCreationTimestamp", description.repository_created_time),
+                ("oldestPossibleCommitTimestamp", description.oldest_possible_commit_time),
+            ):
+                if value is not None:
+                    config[name] = value.astimezone(datetime.UTC).isoformat().replace("+00:00", "Z")
+    return config
 
 
 def _not_found(request: Request) -> Response:

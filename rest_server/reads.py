@@ -126,6 +126,9 @@ def get_commit_log(call: Call, element: str) -> Json:
 def _log_entry(entry: LogEntry) -> Json:
     doc = nj.log_entry_to_json(entry)
     doc.setdefault("operations", None)
+    for op in doc["operations"] or ():
+        if op["type"] == "PUT":
+            op.setdefault("documentation", None)  # Nessie's field; lochkit keeps no documentation
     return doc
 
 

@@ -103,6 +103,8 @@ def content_to_json(content: Content) -> Json:
         if isinstance(value, tuple):
             value = list(value)
         elif isinstance(value, Mapping):
+            if not value:
+                continue  # as Nessie writes a namespace without properties
             value = dict(value)
         doc[_camel(f.name)] = value
     return doc
@@ -232,7 +234,7 @@ def commit_request_from_json(doc: Any) -> tuple[CommitMeta, list[Operation]]:
 
 def reference_to_json(info: ReferenceInfo, metadata: ReferenceMetadata | None = None) -> Json:
     doc: Json = {"type": _REF_TYPES[info.named_ref.kind], "name": info.named_ref.name}
-    if metadata is not None:
+    if metadata is not None and metadata != ReferenceMetadata():  # Nessie leaves empty metadata out
         doc["metadata"] = reference_metadata_to_json(metadata)
     doc["hash"] = str(info.hash)
     return doc
@@ -366,8 +368,7 @@ def entry_to_json(entry: KeyEntry) -> Json:
     doc: Json = {"type": content_type_name(entry.payload), "name": key_to_json(entry.key)}
     if entry.content_id is not None:
         doc["contentId"] = entry.content_id
-    if entry.content is not None:
-        doc["content"] = content_to_json(entry.content)
+    doc["content"] = content_to_json(entry.content) if entry.content is not None else None
     return doc
 
 

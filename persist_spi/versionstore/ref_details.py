@@ -42,8 +42,10 @@ def reference_metadata(
     """Metadata of ``ref`` at ``head``. Ahead/behind and the common ancestor are computed for a
     branch other than ``base`` (Nessie computes them for branches only)."""
     commit = logic.fetch_commit(head) if head != EMPTY_OBJ_ID else None
-    meta = commit_meta_of(commit) if commit is not None else None
-    total = commit.seq if commit is not None else 0
+    if commit is None:
+        return ReferenceMetadata()  # at the empty commit there is nothing to tell (Nessie: none)
+    meta = commit_meta_of(commit)
+    total = commit.seq
     if ref.kind is not RefKind.BRANCH or base is None or ref == base or base_head is None:
         return ReferenceMetadata(meta, total)
     base_commit = logic.fetch_commit(base_head) if base_head != EMPTY_OBJ_ID else None
