@@ -8,19 +8,14 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
 import requests
 
-from backends.inmemory import InMemoryBackendFactory
-from persist_spi.adapter_persist import AdapterPersist
-from persist_spi.config import StoreConfig
 from persist_spi.ids import EMPTY_OBJ_ID
-from persist_spi.logic.repository_logic import RepositoryLogic
-from persist_spi.versionstore import VersionStore
-from rest_server import BackgroundServer, create_app
 
 SPEC2 = {"Nessie-Client-Spec": "2"}
 EMPTY = str(EMPTY_OBJ_ID)
@@ -67,14 +62,9 @@ def namespace(dotted: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def api() -> Iterator[Api]:
-    adapter = InMemoryBackendFactory().create(None)
-    adapter.setup_schema()
-    persist = AdapterPersist(adapter, StoreConfig())
-    RepositoryLogic(persist).initialize("main")
-    store = VersionStore(persist)
-    with BackgroundServer(create_app(lambda: store)) as server:
-        yield Api(server.uri)
+def api(served_inmemory: Callable[[], AbstractContextManager[str]]) -> Iterator[Api]:
+    with served_inmemory() as uri:
+        yield Api(uri)
 
 
 @pytest.fixture

@@ -9,20 +9,15 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
-from backends.inmemory import InMemoryBackendFactory
-from persist_spi.adapter_persist import AdapterPersist
-from persist_spi.config import StoreConfig
 from persist_spi.ids import EMPTY_OBJ_ID
-from persist_spi.logic.repository_logic import RepositoryLogic
-from persist_spi.versionstore import VersionStore
-from rest_server import BackgroundServer, create_app
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("LOCHKIT_NESSIE_TESTS") != "1",
@@ -56,14 +51,9 @@ def nessie() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def lochkit() -> Iterator[str]:
-    adapter = InMemoryBackendFactory().create(None)
-    adapter.setup_schema()
-    persist = AdapterPersist(adapter, StoreConfig())
-    RepositoryLogic(persist).initialize("main")
-    store = VersionStore(persist)
-    with BackgroundServer(create_app(lambda: store)) as server:
-        yield server.uri
+def lochkit(served_inmemory: Callable[[], AbstractContextManager[str]]) -> Iterator[str]:
+    with served_inmemory() as uri:
+        yield uri
 
 
 def _call(base: str, method: str, path: str, body: Any = None, **params: Any) -> tuple[int, Any]:
