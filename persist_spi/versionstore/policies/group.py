@@ -1,0 +1,144 @@
+"""``group``: commits queued for one branch inside a process land together.
+
+While one commit is being landed, the others that arrive for the same branch (through stores sharing
+one Persist) queue up. The next of them to lead takes the queue (at most ``group-max-commits``) and
+builds it as a chain: each request becomes its own commit, with its own id, message, operations and
+content ids, on top of the previous one, exactly as if they had been committed one after the other.
+One compare-and-swap moves the branch to the end of the chain; every caller then learns its own
+commit id.
+
+A request that fails (a conflict, an invalid operation) is left out of the chain and the rest go on.
+Its error is delivered only once the chain has landed, so it always refers to a state that exists.
+When the compare-and-swap loses (another process committed), the whole chain is rebuilt on the new
+head with Nessie's bounded retries. Between processes, ``group`` races like ``nessie``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import threading
+from typing import Any
+
+from persist_spi.errors import UnknownOperationResult
+from persist_spi.logic.retry import DEFAULT_RETRY_CLOCK, RetryClock, RetryNeeded
+from persist_spi.objs import CommitObj
+from persist_spi.versionstore.committing import CommitState
+from persist_spi.versionstore.errors import ReferenceConflictError
+from persist_spi.versionstore.policies.base import (
+    BuiltCommit,
+    CommitPolicy,
+    CommitRequest,
+    Committer,
+    with_retries,
+)
+from persist_spi.versionstore.results import CommitResult
+
+
+class _Queued:
+    __slots__ = ("attempts", "done", "error", "request", "result", "state", "store")
+
+    def __init__(self, store: Committer, request: CommitRequest) -> None:
+        self.store = store
+        self.request = request
+        self.state = CommitState()
+        self.done = False
+        self.attempts = 0
+        self.result: CommitResult | None = None
+        self.error: BaseException | None = None
+
+    def outcome(self) -> CommitResult:
+        if self.error is not None:
+            if isinstance(self.error, ReferenceConflictError):
+                self.error.attempts = self.attempts
+            raise self.error
+        assert self.result is not None
+        return dataclasses.replace(self.result, attempts=self.attempts)
+
+
+class _BranchGroup:
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.pending: list[_Queued] = []
+        self.leading = False
+
+
+class GroupPolicy(CommitPolicy):
+    NAME = "group"
+
+    def __init__(self, clock: RetryClock[Any] = DEFAULT_RETRY_CLOCK) -> None:
+        self._clock = clock
+        self._groups: dict[Any, _BranchGroup] = {}
+        self._lock = threading.Lock()
+
+    def _group(self, key: Any) -> _BranchGroup:
+        with self._lock:
+            group = self._groups.get(key)
+            if group is None:
+                group = self._groups[key] = _BranchGroup()
+            return group
+
+    def commit(self, store: Committer, request: CommitRequest) -> CommitResult:
+        group = self._group((id(store.persist), request.branch.full_name))
+        item = _Queued(store, request)
+        limit = store.persist.config.group_max_commits
+        with group.cond:
+            group.pending.append(item)
+        while True:
+            with group.cond:
+                while not item.done and group.leading:
+                    group.cond.wait()
+                if item.done:
+                    return item.outcome()
+                group.leading = True
+                batch, group.pending = group.pending[:limit], group.pending[limit:]
+            try:
+                self._land(store, batch)
+            finally:
+                with group.cond:
+                    group.leading = False
+                    group.cond.notify_all()
+
+    def _land(self, store: Committer, batch: list[_Queued]) -> None:
+        """Land ``batch`` with one compare-and-swap, retried as a whole; settle every request."""
+        failures: dict[int, BaseException] = {}
+
+        def attempt(_: object) -> None:
+            failures.clear()
+            head = store.read_branch(batch[0].request.branch)
+            tip: CommitObj | None = None
+            chain: list[tuple[_Queued, BuiltCommit]] = []
+            for i, item in enumerate(batch):
+                item.attempts += 1
+                try:
+                    built = item.store.build_on(item.request, item.state, head, tip)
+                except (RetryNeeded, UnknownOperationResult):
+                    raise
+                except Exception as e:  # this request's own failure: the others go on
+                    failures[i] = e
+                    continue
+                tip = built.commit
+                chain.append((item, built))
+            if tip is not None:
+                store.move_branch(head, tip.id)
+            for item, built in chain:
+                item.result = built.result
+
+        try:
+            with_retries(store.persist.config, attempt, self._clock)
+        except BaseException as e:  # the chain never landed: every request fails the same way
+            for item in batch:
+                item.error = _own_copy(e)
+        else:
+            for i, error in failures.items():
+                batch[i].error = error
+        for item in batch:
+            item.done = True
+
+
+def _own_copy(error: BaseException) -> BaseException:
+    """Each caller raises its own exception object (they are raised in different threads)."""
+    try:
+        return copy.copy(error)
+    except Exception:
+        return error
