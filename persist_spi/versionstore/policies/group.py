@@ -23,6 +23,7 @@ from typing import Any
 from persist_spi.errors import UnknownOperationResult
 from persist_spi.logic.retry import DEFAULT_RETRY_CLOCK, RetryClock, RetryNeeded
 from persist_spi.objs import CommitObj
+from persist_spi.persist import Persist
 from persist_spi.versionstore.committing import CommitState
 from persist_spi.versionstore.errors import ReferenceConflictError
 from persist_spi.versionstore.policies.base import (
@@ -77,6 +78,12 @@ class GroupPolicy(CommitPolicy):
             if group is None:
                 group = self._groups[key] = _BranchGroup()
             return group
+
+    def queued(self, persist: Persist, branch_full_name: str) -> int:
+        """Commits waiting for a leader on that branch (for monitoring and tests)."""
+        group = self._group((id(persist), branch_full_name))
+        with group.cond:
+            return len(group.pending)
 
     def commit(self, store: Committer, request: CommitRequest) -> CommitResult:
         group = self._group((id(store.persist), request.branch.full_name))
