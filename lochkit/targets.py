@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from loadgen.targets import Target
+from loadgen.targets import Target, TargetConnection
 from persist_spi.versionstore.sources import DEFAULT_SOURCES, StoreSources
 
 #: Where an embedded backend keeps its data between commands, relative to the working directory.
@@ -131,7 +131,10 @@ def _open(args: argparse.Namespace, sources: StoreSources) -> Target:
     if args.nessie_uri or backend is None:
         from nessie_client import DEFAULT_URI
 
-        return nessie_target(args.nessie_uri or DEFAULT_URI, provisioning="external", options=options)
+        uri = args.nessie_uri or DEFAULT_URI
+        target = nessie_target(uri, provisioning="external", options=options)
+        target.connection = TargetConnection(NESSIE, NESSIE, uri, options)
+        return target
     if backend == NESSIE:
         return _provisioned_nessie(args, options)
     return _in_process(args, backend, sources)
@@ -155,6 +158,7 @@ def _provisioned_nessie(args: argparse.Namespace, options: dict[str, str]) -> Ta
         provisioned.stop()
         shutil.rmtree(workdir, ignore_errors=True)
         raise
+    target.connection = TargetConnection(NESSIE, NESSIE, provisioned.url, options)
     target.on_close(provisioned.stop)
     target.on_close(lambda: shutil.rmtree(workdir, ignore_errors=True))
     return target
@@ -177,7 +181,7 @@ def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -
         backend, factory, urls={backend: url} if url else {}, method=args.provision, workdir=workdir
     )
     try:
-        adapter = factory.create(provisioned.url)
+        adapter = factory.create(provisioned.url, provisioned.options)
         target = in_process_target(
             adapter,
             backend=backend,
@@ -190,6 +194,8 @@ def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -
         provisioned.stop()
         shutil.rmtree(workdir, ignore_errors=True)
         raise
+    if adapter.capabilities.multi_process:
+        target.connection = TargetConnection("lochkit", backend, provisioned.url, dict(provisioned.options))
     if how == "persistent-directory":
         target.notes.append(f"data kept in {url} between commands")
     elif backend == "inmemory":
