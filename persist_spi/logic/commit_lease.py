@@ -42,7 +42,7 @@ LEASE_PREFIX: Final = "int/commit-lease/"
 MAGIC: Final = b"lkl1"
 _LAYOUT: Final = struct.Struct(">4sQQ")
 #: Longest pause between two looks at the lease while waiting.
-MAX_POLL_SECONDS: Final = 0.02
+MAX_POLL_SECONDS: Final = 0.005
 MIN_POLL_SECONDS: Final = 0.0002
 
 
@@ -101,7 +101,7 @@ class CommitTargetLease:
         self._now = now
         self._sleep = sleep
         #: Seconds a holder keeps the lease, as measured here: paces the waiting.
-        self.typical_hold = 0.002
+        self.typical_hold = 0.001
 
     def take_ticket(self, branch_full_name: str) -> tuple[int, Reference]:
         """A ticket in the branch's queue, and the row as written."""
@@ -146,7 +146,7 @@ class CommitTargetLease:
             if now >= deadline:
                 return None
             ahead = ticket - state.serving
-            self._sleep(min(max(ahead * self.typical_hold / 2, MIN_POLL_SECONDS), MAX_POLL_SECONDS))
+            self._sleep(min(max(ahead * self.typical_hold / 4, MIN_POLL_SECONDS), MAX_POLL_SECONDS))
             fresh = self.persist.fetch_reference_for_update(name)
             row = fresh if fresh is not None else self._row(name)
 
