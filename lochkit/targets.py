@@ -37,7 +37,9 @@ class TargetError(Exception):
     """The target could not be opened; the message says why and what to do."""
 
 
-def add_target_arguments(parser: argparse.ArgumentParser) -> None:
+def add_target_arguments(parser: argparse.ArgumentParser, *, short_options: bool = True) -> None:
+    """The target options. ``short_options=False`` leaves out ``-u`` and ``-o`` (locust's parser,
+    where ``-u`` is the number of users, takes only the long forms)."""
     group = parser.add_argument_group(
         "target",
         "Where the load goes: lochkit's version store in-process over a backend (--backend), a "
@@ -59,7 +61,7 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         help="how to obtain a server when no --url is given (default: auto)",
     )
     group.add_argument(
-        "-u",
+        *(("-u",) if short_options else ()),
         "--uri",
         "--nessie-uri",
         dest="nessie_uri",
@@ -67,7 +69,7 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         help="an existing Nessie server's REST API v2 endpoint, e.g. http://localhost:19120/api/v2",
     )
     group.add_argument(
-        "-o",
+        *(("-o",) if short_options else ()),
         "--nessie-option",
         dest="nessie_options",
         action="append",

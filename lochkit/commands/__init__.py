@@ -19,4 +19,5 @@ COMMANDS: Final[tuple[str, ...]] = (
     "generate",
     "content-generator",
     "experiment",
+    "scenario",
 )
