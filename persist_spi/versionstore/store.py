@@ -272,6 +272,30 @@ class VersionStore:
     def move_branch(self, ref: Reference, new_head: ObjId) -> None:
         self._move_branch(ref, new_head)
 
+    def prepare_values(self, request: CommitRequest, state: CommitState) -> None:
+        """Claim the request's new content ids and store its content values, as of the branch
+        head, ahead of building the commit: ``group`` has every caller do this in its own thread,
+        so its leader only builds and stores the commits. A request that does not validate here is
+        left for the build to report."""
+        head = self.read_branch(request.branch)
+        index = self.commits.indexes.build_complete_index_or_empty(self.commits.fetch_commit(head.pointer))
+        try:
+            prepared = prepare_commit(
+                self.persist,
+                request.operations,
+                index,
+                index,
+                True,
+                state,
+                self._content_for_op,
+                self.sources.new_content_id,
+            )
+        except ValueError:
+            return
+        if prepared.objects:
+            self.persist.store_objs(prepared.objects)
+            state.stored.update(o.id for o in prepared.objects)
+
     def _build(
         self,
         create: CreateCommit,

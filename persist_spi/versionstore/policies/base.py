@@ -103,6 +103,10 @@ class Committer(Protocol):
         """Compare-and-swap the branch from ``ref`` to ``new_head``; RetryNeeded when it lost."""
         ...
 
+    def prepare_values(self, request: CommitRequest, state: CommitState) -> None:
+        """Claim new content ids and store content values ahead of the build (into ``state``)."""
+        ...
+
 
 class CommitPolicy(ABC):
     """How commits land on a branch. A policy object may hold per-process state (queues, locks):

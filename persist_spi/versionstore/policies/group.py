@@ -89,6 +89,9 @@ class GroupPolicy(CommitPolicy):
         group = self._group((id(store.persist), request.branch.full_name))
         item = _Queued(store, request)
         limit = store.persist.config.group_max_commits
+        # The round trips each commit needs on its own (content ids, content values) happen here,
+        # in the caller's thread and in parallel with the others; the leader only chains.
+        store.prepare_values(request, item.state)
         with group.cond:
             group.pending.append(item)
         while True:
