@@ -50,6 +50,11 @@ def _arguments(parser: Any) -> None:
     group.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port (0: any)")
     for scenario in SCENARIOS.values():
         importlib.import_module(scenario.module).add_arguments(group)
+    # The scenario's options (not the target's, which is opened at start-up) can be edited in the
+    # web UI; they are read again when a test starts.
+    for action in group._group_actions:
+        action.include_in_web_ui = action.dest.startswith("sim_") or action.dest == "policy"
+        action.is_secret = action.is_required = action.is_multiple = False
 
 
 def _fail(message: str) -> None:
@@ -96,6 +101,7 @@ def _open(environment: Any, **_: Any) -> None:
     parameters["locust_role"] = role
     run_dir = RunDirectory(path, f"scenario-{scenario.name}", sys.argv, target.facts(), parameters, None)
     _state.update(
+        policy=opts.policy,
         environment=environment,
         run_dir=run_dir,
         scenario=scenario,
@@ -107,17 +113,31 @@ def _open(environment: Any, **_: Any) -> None:
 
 
 def _setup(environment: Any, **_: Any) -> None:
-    if not CURRENT or _state.get("role") == "worker" or _state.get("set_up"):
+    """Before users start: the scenario's options again (the web UI may have changed them), its
+    commit policy, and its setup (once, not on workers)."""
+    from loadgen.targets.policy import apply_policy
+
+    if not CURRENT:
         return
-    setup = getattr(_state["module"], "setup", None)
-    if setup is not None:
-        setup(CURRENT[0])
-    _state["set_up"] = True
+    run, module, opts = CURRENT[0], _state["module"], environment.parsed_options
+    run.options = module.options(opts)
+    if _state["scenario"].name == "mixed-workloads":
+        module.set_populations(run.options)
+    if opts.policy != _state["policy"]:
+        apply_policy(run.target, opts.policy)
+        _state["policy"] = opts.policy
+    setup = getattr(module, "setup", None)
+    if setup is not None and _state["role"] != "worker" and not _state.get("set_up"):
+        setup(run)
+        _state["set_up"] = True
 
 
 def _finish(environment: Any, **_: Any) -> None:
     if not CURRENT:
         return
+    # Locust may fire this before it stops the users; they must not outlive the target.
+    with contextlib.suppress(Exception):
+        environment.runner.stop()
     run = CURRENT[0]
     scenario = _state["scenario"]
     doc = _totals(environment.stats, scenario.commit_action, time.perf_counter() - _state["started"], run)
@@ -168,7 +188,10 @@ def _stop_when_users_are_done(**_: Any) -> None:
     def watch() -> None:
         while CURRENT and CURRENT[0].finished < runner.target_user_count:
             gevent.sleep(0.25)
-        runner.quit()
+        if _state["environment"].parsed_options.headless:
+            runner.quit()
+        else:
+            runner.stop()  # the web UI stays up for another run
 
     gevent.spawn(watch)
 
