@@ -110,11 +110,16 @@ def _open(environment: Any, **_: Any) -> None:
         started=time.perf_counter(),
     )
     CURRENT.append(ScenarioRun(target, options, None if master else run_dir.events))
+    # The scenario's setup runs once, here at start-up (not on workers), so --run-time is the
+    # users' time alone.
+    setup = getattr(module, "setup", None)
+    if setup is not None and role != "worker":
+        setup(CURRENT[0])
 
 
 def _setup(environment: Any, **_: Any) -> None:
-    """Before users start: the scenario's options again (the web UI may have changed them), its
-    commit policy, and its setup (once, not on workers)."""
+    """Before users start: the scenario's options again (the web UI may have changed them) and its
+    commit policy."""
     from loadgen.targets.policy import apply_policy
 
     if not CURRENT:
@@ -126,10 +131,6 @@ def _setup(environment: Any, **_: Any) -> None:
     if opts.policy != _state["policy"]:
         apply_policy(run.target, opts.policy)
         _state["policy"] = opts.policy
-    setup = getattr(module, "setup", None)
-    if setup is not None and _state["role"] != "worker" and not _state.get("set_up"):
-        setup(run)
-        _state["set_up"] = True
 
 
 def _finish(environment: Any, **_: Any) -> None:
