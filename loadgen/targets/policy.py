@@ -23,7 +23,7 @@ from persist_spi.versionstore.api import Validator, VersionStoreApi
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Operation
 from persist_spi.versionstore.policies import POLICY_NAMES, commit_policy
-from persist_spi.versionstore.policies.coordinated import BranchQueues
+from persist_spi.versionstore.policies.coordinated import branch_queues
 from persist_spi.versionstore.refs import NamedRef
 from persist_spi.versionstore.results import CommitResult
 from persist_spi.versionstore.store import VersionStore
@@ -41,7 +41,7 @@ class ClientCoordinated:
 
     def __init__(self, api: VersionStoreApi) -> None:
         self._api = api
-        self._queues = BranchQueues()
+        self._queues = branch_queues()
 
     def commit(
         self,

@@ -37,6 +37,22 @@ T = TypeVar("T")
 V = TypeVar("V")
 
 
+class PerKey(Generic[V]):
+    """One value per key (a branch, a Persist and branch...), made on first use; thread-safe."""
+
+    def __init__(self, make: Callable[[], V]) -> None:
+        self._make = make
+        self._values: dict[Any, V] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, key: Any) -> V:
+        with self._lock:
+            value = self._values.get(key)
+            if value is None:
+                value = self._values[key] = self._make()
+            return value
+
+
 class PerPersist(Generic[V]):
     """One value per Persist object, made on first use and forgotten when the Persist is
     collected. Keyed by identity: a Persist may be an unhashable dataclass."""

@@ -31,6 +31,7 @@ from persist_spi.versionstore.policies.base import (
     CommitPolicy,
     CommitRequest,
     Committer,
+    PerKey,
     PerPersist,
     with_retries,
 )
@@ -71,19 +72,9 @@ class BranchQueue:
             return self._next - self._serving - 1
 
 
-class BranchQueues:
+def branch_queues() -> PerKey[BranchQueue]:
     """One :class:`BranchQueue` per key, created on first use."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._queues: dict[Any, BranchQueue] = {}
-
-    def __call__(self, key: Any) -> BranchQueue:
-        with self._lock:
-            queue = self._queues.get(key)
-            if queue is None:
-                queue = self._queues[key] = BranchQueue()
-            return queue
+    return PerKey(BranchQueue)
 
 
 class CoordinatedPolicy(CommitPolicy):
@@ -94,7 +85,7 @@ class CoordinatedPolicy(CommitPolicy):
         ``commit-lease-millis = 0`` does the same)."""
         self._clock = clock
         self._use_lease = lease
-        self._queues = BranchQueues()
+        self._queues = branch_queues()
         self._leases: PerPersist[CommitTargetLease] = PerPersist(
             lambda persist: CommitTargetLease(persist, persist.config.commit_lease_millis)
         )

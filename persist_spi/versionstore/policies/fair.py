@@ -20,7 +20,13 @@ from typing import Any
 
 from persist_spi.logic.retry import DEFAULT_RETRY_CLOCK, RetryClock
 from persist_spi.versionstore.committing import CommitState
-from persist_spi.versionstore.policies.base import CommitPolicy, CommitRequest, Committer, with_retries
+from persist_spi.versionstore.policies.base import (
+    CommitPolicy,
+    CommitRequest,
+    Committer,
+    PerKey,
+    with_retries,
+)
 from persist_spi.versionstore.policies.optimistic import attempt_once
 from persist_spi.versionstore.results import CommitResult
 
@@ -67,16 +73,9 @@ class FairPolicy(CommitPolicy):
 
     def __init__(self, clock: RetryClock[Any] = DEFAULT_RETRY_CLOCK) -> None:
         self._clock = clock
-        self._gates: dict[str, FairnessGate] = {}
-        self._lock = threading.Lock()
+        #: One gate per branch.
+        self.gate = PerKey(FairnessGate)
         self._writers = itertools.count()
-
-    def gate(self, branch: str) -> FairnessGate:
-        with self._lock:
-            gate = self._gates.get(branch)
-            if gate is None:
-                gate = self._gates[branch] = FairnessGate()
-            return gate
 
     def commit(self, store: Committer, request: CommitRequest) -> CommitResult:
         config = store.persist.config

@@ -31,6 +31,7 @@ from persist_spi.versionstore.policies.base import (
     CommitPolicy,
     CommitRequest,
     Committer,
+    PerKey,
     with_retries,
 )
 from persist_spi.versionstore.results import CommitResult
@@ -69,15 +70,8 @@ class GroupPolicy(CommitPolicy):
 
     def __init__(self, clock: RetryClock[Any] = DEFAULT_RETRY_CLOCK) -> None:
         self._clock = clock
-        self._groups: dict[Any, _BranchGroup] = {}
-        self._lock = threading.Lock()
-
-    def _group(self, key: Any) -> _BranchGroup:
-        with self._lock:
-            group = self._groups.get(key)
-            if group is None:
-                group = self._groups[key] = _BranchGroup()
-            return group
+        #: One queue per (Persist, branch).
+        self._group = PerKey(_BranchGroup)
 
     def queued(self, persist: Persist, branch_full_name: str) -> int:
         """Commits waiting for a leader on that branch (for monitoring and tests)."""
