@@ -84,6 +84,11 @@ def _open(environment: Any, **_: Any) -> None:
         apply_policy(target, opts.policy)
     except (ValueError, TargetError, LochkitError, NessieUnreachable, ProvisioningFailed, OSError) as e:
         _fail(str(e))
+    # Names derived from the start time (branch, table prefix) must stay the same when the options
+    # are read again at test start.
+    for derived, option in (("branch", "sim_branch"), ("table_prefix", "sim_table_prefix")):
+        if getattr(opts, option, None) is None and hasattr(options, derived):
+            setattr(opts, option, getattr(options, derived))
     if opts.metrics_port is not None:
         from loadgen.metrics import serve_metrics
 
