@@ -181,6 +181,28 @@ class VersionStorePoliciesSuite(VersionStoreSuite):
 
     # --- group ---------------------------------------------------------------------------------
 
+    @pytest.mark.store_config(max_incremental_index_size=2048, commit_timeout_millis=BUDGET_MILLIS)
+    def test_group_chains_that_must_spill_their_index_land_intact(
+        self, vs: VersionStore, persist: Persist
+    ) -> None:
+        """With a 2 KiB incremental index, chains of queued commits cross the spill limit: the
+        chain is then stored commit by commit, spilling as needed, and still lands intact."""
+        b = branch("group-spilling")
+        vs.create_reference(b)
+        store = VersionStore(persist, policy=commit_policy("group"))
+        barrier = threading.Barrier(THREAD_WRITERS)
+
+        def writer(w: int) -> list[Acknowledged]:
+            barrier.wait(timeout=60)
+            return write(store, b, f"w{w}", 3, THREAD_COMMITS)
+
+        with ThreadPoolExecutor(THREAD_WRITERS) as pool:
+            acknowledged = [a for done in pool.map(writer, range(THREAD_WRITERS)) for a in done]
+        check_log(vs, b, acknowledged)
+        head = vs.commits.fetch_commit(vs.reference(b).hash)
+        assert head is not None
+        assert head.has_reference_index, "the chains never spilled: the test does not test spilling"
+
     def test_group_lands_queued_commits_with_one_swap_and_a_conflict_fails_alone(
         self, vs: VersionStore, persist: Persist
     ) -> None:

@@ -220,11 +220,17 @@ class VersionStore:
         return self._row(branch, for_update=True)
 
     def build_on(
-        self, request: CommitRequest, state: CommitState, head: Reference, parent: CommitObj | None = None
+        self,
+        request: CommitRequest,
+        state: CommitState,
+        head: Reference,
+        parent: CommitObj | None = None,
+        store: bool = True,
     ) -> BuiltCommit:
         """Validate ``request`` and store its commit on ``parent`` (default: the branch head), not
-        yet moving the branch. A parent other than the head is a commit of the same group, stored
-        but not yet on the branch."""
+        yet moving the branch. A parent other than the head is a commit of the same group, not yet
+        on the branch. With ``store=False`` nothing is written: the commit and the objects it
+        needs are returned for the caller to store."""
         head_id = head.pointer
         tip_id = head_id if parent is None else parent.id
         expected_id = request.expected_hash if request.expected_hash is not None else tip_id
@@ -261,6 +267,9 @@ class VersionStore:
             unchanged=tuple(prepared.unchanged),
         )
         commit = self._build(create, loaded_parent=LoadedParent(tip_commit, reference))
+        if not store:
+            result = CommitResult(commit.id, tip_id, dict(prepared.new_content_ids))
+            return BuiltCommit(commit, result, tuple(prepared.objects))
         stored = self.commits.store_commit(commit, prepared.objects)
         if stored.commit is None:
             raise RuntimeError(f"Hash collision detected for commit {commit.id}")

@@ -22,7 +22,7 @@ from persist_spi.config import StoreConfig
 from persist_spi.errors import RetryTimeout
 from persist_spi.ids import ObjId
 from persist_spi.logic.retry import DEFAULT_RETRY_CLOCK, RetryClock, commit_retry
-from persist_spi.objs import CommitObj
+from persist_spi.objs import CommitObj, Obj
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
 from persist_spi.versionstore.api import Validator
@@ -91,10 +91,13 @@ class CommitRequest:
 
 @dataclass(frozen=True, slots=True)
 class BuiltCommit:
-    """A commit built and stored on a parent (with its content values), not yet on the branch."""
+    """A commit built on a parent, stored with its content values unless built with
+    ``store=False``; not yet on the branch."""
 
     commit: CommitObj
     result: CommitResult
+    #: Built without storing: the objects the commit needs, still to be stored with it.
+    objects: tuple[Obj, ...] = ()
 
 
 class Committer(Protocol):
@@ -108,10 +111,16 @@ class Committer(Protocol):
         ...
 
     def build_on(
-        self, request: CommitRequest, state: CommitState, head: Reference, parent: CommitObj | None = None
+        self,
+        request: CommitRequest,
+        state: CommitState,
+        head: Reference,
+        parent: CommitObj | None = None,
+        store: bool = True,
     ) -> BuiltCommit:
         """Validate ``request`` and store its commit on ``parent`` (default: the head ``head`` points
         at). ``head`` is the branch as read; the request's expected hash must be in its history.
+        With ``store=False`` nothing is written (the caller stores ``objects`` and the commit).
         Raises ReferenceConflictError, ValueError (InvalidOperation) or ReferenceNotFoundError."""
         ...
 

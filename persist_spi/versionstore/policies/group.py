@@ -20,10 +20,11 @@ import dataclasses
 import threading
 from typing import Any
 
-from persist_spi.errors import UnknownOperationResult
+from persist_spi.errors import ObjTooLarge, UnknownOperationResult
 from persist_spi.logic.retry import DEFAULT_RETRY_CLOCK, RetryClock, RetryNeeded
-from persist_spi.objs import CommitObj
+from persist_spi.objs import CommitObj, Obj
 from persist_spi.persist import Persist
+from persist_spi.references import Reference
 from persist_spi.versionstore.committing import CommitState
 from persist_spi.versionstore.errors import ReferenceConflictError
 from persist_spi.versionstore.policies.base import (
@@ -83,9 +84,12 @@ class GroupPolicy(CommitPolicy):
         group = self._group((id(store.persist), request.branch.full_name))
         item = _Queued(store, request)
         limit = store.persist.config.group_max_commits
-        # The round trips each commit needs on its own (content ids, content values) happen here,
-        # in the caller's thread and in parallel with the others; the leader only chains.
-        store.prepare_values(request, item.state)
+        with group.cond:
+            will_wait = group.leading or bool(group.pending)
+        if will_wait:
+            # The round trips each commit needs on its own (content ids, content values) happen
+            # here, in the caller's thread while it waits anyway; the leader only chains.
+            store.prepare_values(request, item.state)
         with group.cond:
             group.pending.append(item)
         while True:
@@ -107,15 +111,13 @@ class GroupPolicy(CommitPolicy):
         """Land ``batch`` with one compare-and-swap, retried as a whole; settle every request."""
         failures: dict[int, BaseException] = {}
 
-        def attempt(_: object) -> None:
+        def build(head: Reference, write_each: bool) -> list[tuple[_Queued, BuiltCommit]]:
             failures.clear()
-            head = store.read_branch(batch[0].request.branch)
             tip: CommitObj | None = None
             chain: list[tuple[_Queued, BuiltCommit]] = []
             for i, item in enumerate(batch):
-                item.attempts += 1
                 try:
-                    built = item.store.build_on(item.request, item.state, head, tip)
+                    built = item.store.build_on(item.request, item.state, head, tip, store=write_each)
                 except (RetryNeeded, UnknownOperationResult):
                     raise
                 except Exception as e:  # this request's own failure: the others go on
@@ -123,8 +125,17 @@ class GroupPolicy(CommitPolicy):
                     continue
                 tip = built.commit
                 chain.append((item, built))
-            if tip is not None:
-                store.move_branch(head, tip.id)
+            return chain
+
+        def attempt(_: object) -> None:
+            for item in batch:
+                item.attempts += 1
+            head = store.read_branch(batch[0].request.branch)
+            chain = build(head, write_each=False)
+            if chain and not _store_chain(store.persist, chain):
+                chain = build(head, write_each=True)  # one by one, spilling indexes as needed
+            if chain:
+                store.move_branch(head, chain[-1][1].commit.id)
             for item, built in chain:
                 item.result = built.result
 
@@ -146,3 +157,20 @@ def _own_copy(error: BaseException) -> BaseException:
         return copy.copy(error)
     except Exception:
         return error
+
+
+def _store_chain(persist: Persist, chain: list[tuple[_Queued, BuiltCommit]]) -> bool:
+    """Store a chain built without writing, in one call. False when a commit's index must be
+    spilled first (checked before anything is written) or a commit id already exists: the caller
+    then stores one by one (storing content-addressed objects again is harmless)."""
+    objects: list[Obj] = [o for _, built in chain for o in built.objects]
+    commits: list[Obj] = [built.commit for _, built in chain]
+    try:
+        stored = persist.store_objs([*objects, *commits])
+    except ObjTooLarge:
+        return False
+    if not all(stored[len(objects) :]):
+        return False
+    for item, built in chain:
+        item.state.stored.update(o.id for o in built.objects)
+    return True
