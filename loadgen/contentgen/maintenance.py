@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from loadgen.contentgen.recording import Recorder
 from persist_spi.ids import ObjId
@@ -18,6 +19,7 @@ from persist_spi.versionstore.operations import Delete, Operation, Put
 from persist_spi.versionstore.refs import NamedRef, ReferenceInfo, RefKind, branch
 from persist_spi.versionstore.results import KeyEntry, LogEntry
 
+T = TypeVar("T")
 Out = Callable[[str], None]
 COMMIT = "commitMultipleOperations"
 
@@ -63,15 +65,23 @@ def _relative_parts(relative: str, spec: str) -> Iterator[tuple[str, int]]:
         i = j
 
 
+def _commit_of(api: VersionStoreApi, ref: str, hash_: str | None) -> tuple[NamedRef, ObjId]:
+    """The reference ``-r`` names and the commit ``-H`` selects on it (its head by default)."""
+    named = api.named_ref(ref).named_ref
+    return named, resolve_hash(api, named, hash_)
+
+
+def _limited(items: Iterable[T], limit: int) -> Iterable[T]:
+    """At most ``limit`` items; ``limit <= 0`` means all, as in Nessie's ``-L``."""
+    return itertools.islice(items, limit) if limit > 0 else items
+
+
 def read_commits(
     api: VersionStoreApi, ref: str, hash_: str | None, limit: int, verbose: bool, out: Out
 ) -> None:
-    named = api.named_ref(ref).named_ref
-    start = resolve_hash(api, named, hash_)
+    _, start = _commit_of(api, ref, hash_)
     out(f"Reading commits for ref '{ref}'\n")
-    entries: Iterable[LogEntry] = api.get_commits(start, with_operations=verbose)
-    if limit > 0:
-        entries = itertools.islice(entries, limit)
+    entries: Iterable[LogEntry] = _limited(api.get_commits(start, with_operations=verbose), limit)
     for entry in entries:
         meta = entry.meta
         author = ", ".join(meta.authors)
@@ -93,9 +103,7 @@ def _describe_op(op: Operation) -> str:
 
 def read_refs(api: VersionStoreApi, limit: int, out: Out) -> None:
     out("Reading all references\n")
-    refs: Iterable[ReferenceInfo] = api.list_references()
-    if limit > 0:
-        refs = itertools.islice(refs, limit)
+    refs: Iterable[ReferenceInfo] = _limited(api.list_references(), limit)
     for info in refs:
         kind = "Branch" if info.named_ref.kind is RefKind.BRANCH else "Tag"
         out(f"{kind}{{name={info.named_ref.name}, hash={info.hash}}}")
@@ -105,12 +113,9 @@ def read_refs(api: VersionStoreApi, limit: int, out: Out) -> None:
 def read_entries(
     api: VersionStoreApi, ref: str, hash_: str | None, with_content: bool, limit: int, verbose: bool, out: Out
 ) -> None:
-    named = api.named_ref(ref).named_ref
-    at = resolve_hash(api, named, hash_)
+    _, at = _commit_of(api, ref, hash_)
     out(f"Listing entries for reference '{ref}'.\n")
-    entries: Iterable[KeyEntry] = api.get_entries(at, with_content=with_content)
-    if limit > 0:
-        entries = itertools.islice(entries, limit)
+    entries: Iterable[KeyEntry] = _limited(api.get_entries(at, with_content=with_content), limit)
     for entry in entries:
         out(f"Key: {entry.key}")
         if verbose:
@@ -129,8 +134,7 @@ def read_entries(
 def read_content(
     api: VersionStoreApi, ref: str, hash_: str | None, key: ContentKey, verbose: bool, out: Out
 ) -> None:
-    named = api.named_ref(ref).named_ref
-    at = resolve_hash(api, named, hash_)
+    named, at = _commit_of(api, ref, hash_)
     out(f"Reading content for key '{key}'\n")
     read = api.get_contents(at, [key])
     out(f"Content at '{named.name}@{read.hash}'")

@@ -308,6 +308,10 @@ def _out(verbose_lines: bool) -> Any:
     return (lambda line: print(line, flush=True)) if verbose_lines else (lambda line: None)
 
 
+def _err(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def _execute(subcommand: str, args: argparse.Namespace) -> int:
     from loadgen.contentgen import maintenance as m
     from lochkit.targets import open_target
@@ -315,10 +319,6 @@ def _execute(subcommand: str, args: argparse.Namespace) -> int:
     from persist_spi.versionstore.sources import DEFAULT_SOURCES, seeded_sources
 
     out = _out(True)
-
-    def err(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
     if subcommand == "generate":
         options = _generate_options(args)
         options.validate()
@@ -367,9 +367,8 @@ def _generate_body(args: argparse.Namespace, options: Any) -> Any:
     def body(api: Any, recorder: Any) -> tuple[int, str]:
         progress = Progress(options.num_commits, "generate")
         lines = args.verbose or not progress.enabled  # on a terminal the bar replaces the step lines
-        err = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
         try:
-            code = Generator(api, options, recorder, _out(lines), err, progress).run()
+            code = Generator(api, options, recorder, _out(lines), _err, progress).run()
         finally:
             progress.close()
         return code, COMMIT
@@ -382,9 +381,6 @@ def _bulk_body(subcommand: str, args: argparse.Namespace) -> Any:
     from persist_spi.versionstore.content import ContentKey
 
     out = _out(True)
-
-    def err(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
 
     def body(api: Any, recorder: Any) -> tuple[int, str]:
         if subcommand in ("content-refresh", "delete"):
@@ -420,7 +416,7 @@ def _bulk_body(subcommand: str, args: argparse.Namespace) -> Any:
             )
             return 0, m.COMMIT
         return m.create_missing_namespaces(
-            api, args.branch, args.author, args.verbose, recorder, out, err
+            api, args.branch, args.author, args.verbose, recorder, out, _err
         ), m.COMMIT
 
     return body

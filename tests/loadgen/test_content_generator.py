@@ -16,8 +16,12 @@ from loadgen.contentgen.recording import Recorder
 from loadgen.runs import RunDirectory
 from loadgen.targets import Target
 from lochkit.cli import main
+from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.versionstore.content import ContentKey, IcebergTable, Namespace
+from persist_spi.versionstore.meta import CommitMeta
+from persist_spi.versionstore.operations import Delete, Put
 from persist_spi.versionstore.refs import RefKind, branch
+from persist_spi.versionstore.store import VersionStore
 
 
 def _unique() -> str:
@@ -112,9 +116,7 @@ def test_delete_refresh_copy_and_missing_namespaces(target: Target) -> None:
     assert not any(k.starts_with(ContentKey.of("ns", "sub")) for k in left)
     assert ContentKey.of("ns") in left
 
-    # Put a table whose namespace is missing (namespace validation off in neither target, so
-    # commit it via a key under an existing namespace, then delete the namespace... instead:
-    # create-missing-namespaces on a branch that has everything reports nothing to create).
+    # create-missing-namespaces on a branch that has every namespace creates nothing.
     lines: list[str] = []
     assert (
         m.create_missing_namespaces(target.api, [ref], "me", False, recorder, lines.append, lines.append) == 0
@@ -278,3 +280,56 @@ def test_run_directory_keeps_events_in_row_groups(tmp_path: Path) -> None:
     (tmp_path / "r" / "x").write_text("")
     with pytest.raises(FileExistsError):
         RunDirectory(tmp_path / "r", "generate", [], {}, {}, None)
+
+
+def _tables_without_namespaces(target: Target, ref: str) -> None:
+    """Leave ``a.b.t1`` and ``x.t2`` on ``ref`` with none of their namespaces. In-process: a second
+    store over the same database with namespace validation off. On a Nessie server (validation on,
+    not configurable per request): Nessie checks namespaces against the head's index only, so a
+    commit that deletes the namespaces while it adds the tables under them is accepted and leaves
+    them missing."""
+    api = target.api
+    head = api.create_reference(branch(ref), api.reference(branch(api.default_branch())).hash).hash
+    tables = [
+        Put(ContentKey.of("a", "b", "t1"), IcebergTable(metadata_location="m1")),
+        Put(ContentKey.of("x", "t2"), IcebergTable(metadata_location="m2")),
+    ]
+    if isinstance(api, VersionStore):
+        persist = api.persist
+        assert isinstance(persist, AdapterPersist)
+        relaxed = AdapterPersist(persist.adapter, persist.config.with_changes(namespace_validation=False))
+        VersionStore(relaxed).commit(branch(ref), head, CommitMeta("no namespaces"), tables)
+        return
+    namespaces = [ContentKey.of("a"), ContentKey.of("a", "b"), ContentKey.of("x")]
+    head = api.commit(
+        branch(ref),
+        head,
+        CommitMeta("namespaces"),
+        [Put(k, Namespace(elements=k.elements)) for k in namespaces],
+    ).hash
+    api.commit(branch(ref), head, CommitMeta("tables"), [*tables, *(Delete(k) for k in namespaces)])
+
+
+def test_create_missing_namespaces_creates_every_missing_ancestor_once(target: Target) -> None:
+    ref = f"ns-{_unique()}"
+    _tables_without_namespaces(target, ref)
+    assert {k for k, e in _entries(target, ref).items() if e.payload == Namespace.PAYLOAD} == set()
+    lines: list[str] = []
+    recorder = Recorder(None)
+    assert (
+        m.create_missing_namespaces(target.api, [ref], "me", True, recorder, lines.append, lines.append) == 0
+    )
+    assert any("created 3 namespaces" in line for line in lines), lines
+    entries = _entries(target, ref)
+    created = {k for k, e in entries.items() if e.payload == Namespace.PAYLOAD}
+    assert created == {ContentKey.of("a"), ContentKey.of("a", "b"), ContentKey.of("x")}
+    assert entries[ContentKey.of("a", "b")].content.elements == ("a", "b")  # type: ignore[attr-defined]
+    assert next(target.api.get_commits(branch(ref))).meta.message == "Create namespaces a, a.b, x"
+    # A second run finds nothing missing and commits nothing.
+    head = target.api.reference(branch(ref)).hash
+    lines.clear()
+    assert (
+        m.create_missing_namespaces(target.api, [ref], "me", False, recorder, lines.append, lines.append) == 0
+    )
+    assert any("created 0 namespaces" in line for line in lines), lines
+    assert target.api.reference(branch(ref)).hash == head
