@@ -148,11 +148,6 @@ class CommitPolicy(ABC):
     def commit(self, store: Committer, request: CommitRequest) -> CommitResult:
         """Land ``request`` on its branch, or raise the version store's error."""
 
-    def run(self, store: Committer, branch: NamedRef, attempt: Callable[[Any], T]) -> T:
-        """Run another branch-changing operation (merge, transplant) under this policy. By default
-        with Nessie's bounded retries; coordinating policies also serialise it with commits."""
-        return with_retries(store.persist.config, attempt)
-
 
 def with_retries(
     config: StoreConfig,

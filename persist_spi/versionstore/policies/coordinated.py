@@ -103,11 +103,6 @@ class CoordinatedPolicy(CommitPolicy):
             ),
         )
 
-    def run(self, store: Committer, branch: NamedRef, attempt: Callable[[Any], T]) -> T:
-        return self._coordinated(
-            store, branch, lambda: with_retries(store.persist.config, attempt, self._clock)
-        )
-
     def _coordinated(self, store: Committer, branch: NamedRef, body: Callable[[], T]) -> T:
         persist = store.persist
         key = (id(persist), branch.full_name)
