@@ -146,7 +146,15 @@ def _finish(environment: Any, **_: Any) -> None:
         environment.runner.stop()
     run = CURRENT[0]
     scenario = _state["scenario"]
-    doc = _totals(environment.stats, scenario.commit_action, time.perf_counter() - _state["started"], run)
+    elapsed = time.perf_counter() - _state["started"]
+    if _state["role"] == "master":
+        doc = _master_totals(environment.stats, scenario.commit_action, elapsed)
+    else:
+        doc = run.totals(scenario.commit_action, elapsed)
+        doc["locust"] = {
+            "requests": sum(run.outcomes.values()),
+            "failures": sum(n for (_, outcome), n in run.outcomes.items() if outcome != "ok"),
+        }
     errors = run.errors if _state["role"] != "master" else _non_conflict_errors(environment.stats)
     _state["run_dir"].finish("ok" if errors == 0 else "failed", doc)
     print(f"Run: {_state['run_dir'].path}", file=sys.stderr)
@@ -155,7 +163,9 @@ def _finish(environment: Any, **_: Any) -> None:
     _resources.close()
 
 
-def _totals(stats: Any, commit_action: str, elapsed_s: float, run: ScenarioRun) -> dict[str, Any]:
+def _master_totals(stats: Any, commit_action: str, elapsed_s: float) -> dict[str, Any]:
+    """The totals of every worker, from the statistics they reported to the master."""
+
     def latency(entry: Any) -> dict[str, float]:
         if entry is None or entry.num_requests == 0:
             return {"p50_ms": 0.0, "p99_ms": 0.0, "max_ms": 0.0}
@@ -168,13 +178,13 @@ def _totals(stats: Any, commit_action: str, elapsed_s: float, run: ScenarioRun) 
     entries = {name: entry for (name, _), entry in stats.entries.items()}
     commit = entries.get(commit_action)
     commits = (commit.num_requests - commit.num_failures) if commit is not None else 0
-    conflicts = sum(n for (_, outcome), n in run.outcomes.items() if outcome == "conflict")
+    errors = _non_conflict_errors(stats)
     return {
         "elapsed_s": round(elapsed_s, 3),
         "commits": commits,
         "commits_per_s": round(commits / elapsed_s, 1) if elapsed_s > 0 else 0.0,
-        "conflicts": conflicts,
-        "errors": run.errors,
+        "conflicts": stats.total.num_failures - errors,
+        "errors": errors,
         "calls": stats.total.num_requests,
         "commit_latency": latency(commit),
         "latency_by_action": {name: latency(e) for name, e in sorted(entries.items())},

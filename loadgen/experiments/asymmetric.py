@@ -26,14 +26,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from loadgen.contentgen.recording import classify
-from loadgen.experiments.writer_stats import (
-    LATENCY_MAX_US,
-    WriterStats,
-    latency_histogram,
-    max_ms,
-    ms,
-    writer_row,
-)
+from loadgen.experiments.writer_stats import WriterStats, writer_row
+from loadgen.latency import LATENCY_MAX_US, latency_histogram, max_ms, ms
 from loadgen.metrics import worker_metrics
 from loadgen.runs.events import OK, RETRY_TIMEOUT, Event, EventWriter
 from loadgen.targets.connect import connect

@@ -17,7 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from hdrh.histogram import HdrHistogram
+
 from loadgen.contentgen.recording import Measured, classify
+from loadgen.latency import LATENCY_MAX_US, latency_histogram, max_ms, ms
 from loadgen.runs.events import CONFLICT, OK, Event, EventWriter
 from loadgen.targets.target import Target
 from persist_spi.versionstore.api import VersionStoreApi
@@ -31,6 +34,25 @@ class ScenarioRun:
     outcomes: Counter[tuple[str, str]] = field(default_factory=Counter)
     #: Users that ran their count.
     finished: int = 0
+    #: Latency of successful actions, µs, per action (a worker's locust statistics are sent to
+    #: the master and cleared, so each process keeps its own).
+    latency: dict[str, HdrHistogram] = field(default_factory=dict)
+
+    def totals(self, commit_action: str, elapsed_s: float) -> dict[str, Any]:
+        """``run.json`` totals of this process (docs/run-format.md)."""
+        commits = self.outcomes[(commit_action, OK)]
+        by_action = {a: latency_summary(h) for a, h in sorted(self.latency.items())}
+        return {
+            "elapsed_s": round(elapsed_s, 3),
+            "commits": commits,
+            "commits_per_s": round(commits / elapsed_s, 1) if elapsed_s > 0 else 0.0,
+            "conflicts": sum(n for (_, outcome), n in self.outcomes.items() if outcome == CONFLICT),
+            "errors": self.errors,
+            "calls": sum(self.outcomes.values()),
+            "commit_latency": by_action.get(commit_action, latency_summary(None)),
+            "latency_by_action": by_action,
+        }
+
     _user_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -49,9 +71,18 @@ class ScenarioRun:
 CURRENT: list[ScenarioRun] = []
 
 
+#: How long a user waits for its process to open the target (a worker may be told to start users
+#: while it is still connecting).
+READY_TIMEOUT_S = 300.0
+
+
 def current() -> ScenarioRun:
-    if not CURRENT:
-        raise RuntimeError("no scenario run: start scenarios with 'lochkit scenario' or lochkit's locustfile")
+    """The run of this process, once it is open."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while not CURRENT:
+        if time.monotonic() > deadline:
+            raise RuntimeError("no scenario run: start it with 'lochkit scenario' or lochkit's locustfile")
+        time.sleep(0.05)  # cooperative under locust's gevent
     return CURRENT[0]
 
 
@@ -74,6 +105,11 @@ def measure(
         error = e
     duration = time.perf_counter_ns() - start
     run.outcomes[(action, outcome)] += 1
+    if outcome == OK:
+        histogram = run.latency.get(action)
+        if histogram is None:
+            histogram = run.latency[action] = latency_histogram()
+        histogram.record_value(min(max(duration // 1000, 1), LATENCY_MAX_US))
     user.environment.events.request.fire(
         request_type="nessie",
         name=action,
@@ -99,3 +135,9 @@ def measure(
         )
     if error is not None and not (swallow_conflict and outcome == CONFLICT):
         raise error
+
+
+def latency_summary(histogram: HdrHistogram | None) -> dict[str, float]:
+    if histogram is None:
+        return {"p50_ms": 0.0, "p99_ms": 0.0, "max_ms": 0.0}
+    return {"p50_ms": ms(histogram, 50), "p99_ms": ms(histogram, 99), "max_ms": max_ms(histogram)}
