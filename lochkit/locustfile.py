@@ -35,7 +35,8 @@ _resources = contextlib.ExitStack()
 _state: dict[str, Any] = {}
 
 
-def _arguments(parser: Any) -> None:
+def add_arguments(parser: Any) -> None:
+    """lochkit's options on locust's parser (also printed by ``lochkit scenario NAME --help``)."""
     from lochkit.targets import add_target_arguments
     from persist_spi.versionstore.policies import POLICY_NAMES
 
@@ -216,7 +217,7 @@ def _non_conflict_errors(stats: Any) -> int:
     return sum(e.occurrences for e in stats.errors.values() if "Conflict" not in str(getattr(e, "error", "")))
 
 
-events.init_command_line_parser.add_listener(_arguments)  # type: ignore[no-untyped-call]
+events.init_command_line_parser.add_listener(add_arguments)  # type: ignore[no-untyped-call]
 events.init.add_listener(_open)  # type: ignore[no-untyped-call]
 events.test_start.add_listener(_setup)  # type: ignore[no-untyped-call]
 events.spawning_complete.add_listener(_stop_when_users_are_done)  # type: ignore[no-untyped-call]

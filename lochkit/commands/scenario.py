@@ -59,9 +59,12 @@ def run_raw(argv: Sequence[str]) -> int:
             "usage: lochkit scenario NAME [target options] [--sim-* options] [--policy P] [--out DIR]\n"
             "                        [--metrics-port PORT] [--web] [locust options]\n\n"
             f"scenarios: {', '.join(sorted(SCENARIOS))}\n"
-            "'lochkit scenario NAME --help' lists every option (locust's and lochkit's)."
+            "'lochkit scenario NAME --help' lists lochkit's options; 'python -m locust --help' locust's."
         )
         return 0 if argv else 2
+    if argv[0] in SCENARIOS and ("-h" in argv or "--help" in argv):
+        _print_help(argv[0])
+        return 0
     dry_run = "--dry-run" in argv
     rest = [a for a in argv[1:] if a != "--dry-run"]
     try:
@@ -74,3 +77,17 @@ def run_raw(argv: Sequence[str]) -> int:
         return 0
     os.execv(command[0], command)
     return 0  # not reached
+
+
+def _print_help(name: str) -> None:
+    """lochkit's options of the scenario (locust's own --help does not show a locustfile's)."""
+    from lochkit.locustfile import add_arguments
+
+    parser = argparse.ArgumentParser(
+        prog=f"lochkit scenario {name}",
+        description="Options lochkit adds to locust's (see 'python -m locust --help' for those: -u users, "
+        "-r spawn rate, -t run time, --web-*, --master/--worker, --json-file, ...). --web: the web UI "
+        "instead of --headless. --dry-run: print the locust command line.",
+    )
+    add_arguments(parser)
+    parser.print_help()
