@@ -147,10 +147,14 @@ def test_experiment_command_prints_the_table_writes_json_and_a_run_directory(
     assert doc["totals"]["commits"] == sum(r["commits"] for r in rows)
 
 
-def test_experiment_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+def test_experiment_usage_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["experiment", "asymmetric", "--backend", "inmemory", "--writers", "1,x"]) == 2
     assert "is not a number of puts" in capsys.readouterr().err
-    assert main(["experiment", "asymmetric", "--backend", "inmemory", "--processes", "--duration", "1s"]) == 1
+    out = ["--out", str(tmp_path / "run")]
+    assert (
+        main(["experiment", "asymmetric", "--backend", "inmemory", "--processes", "--duration", "1s", *out])
+        == 1
+    )
     assert "cannot be shared by several processes" in capsys.readouterr().err
 
 
