@@ -320,6 +320,21 @@ _LISTED: Final[tuple[Difference, ...]] = (
         tests=("conformance/suites/logic_references.py",),
     ),
     Difference(
+        id="ahead-behind-across-merges",
+        title="Commits ahead and behind after a merge",
+        summary="a branch's commits ahead of and behind the default branch are counted along first "
+        "parents from the merge base; Nessie subtracts sequence numbers, which counts wrong (even "
+        "negative) once the common ancestor was reached through a merge parent.",
+        kind="nessie-bug",
+        lochkit="After the default branch merged dev, dev is 0 ahead and behind by the merge commit "
+        "and whatever else the default branch got.",
+        nessie="Derives ahead/behind from commit sequence numbers, so the counts are wrong (even "
+        "negative) once the common ancestor was reached through a merge parent.",
+        reason="A count of commits must count commits.",
+        tests=("conformance/suites/versionstore_addressing.py::test_metadata_counts_commits_across_a_merge",),
+        suite_tests=("VersionStoreAddressingSuite::test_metadata_counts_commits_across_a_merge",),
+    ),
+    Difference(
         id="retry-sleep",
         title="Retry sleep",
         summary="the retry sleep subtracts the attempt's duration; Nessie adds it.",

@@ -296,6 +296,7 @@ class VersionStoreMergeSuite(VersionStoreSuite):
 
     # --- conflicts and merge behaviours ----------------------------------------------------------
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_conflicting_change_is_reported_without_writing(
         self, vs: VersionStore, persist: Persist, foo: FooHistory
     ) -> None:
@@ -336,6 +337,7 @@ class VersionStoreMergeSuite(VersionStoreSuite):
         assert returned.details == expected_details
         assert storage_snapshot(persist, vs) == before
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_merge_key_behavior_validation(self, vs: VersionStore, persist: Persist, foo: FooHistory) -> None:
         """Listed behaviours must be used ("Not all merge key behaviors ... [not.used, un.used]");
         DROP/FORCE must not carry resolved content; NORMAL or FORCE with a wrong expected target is a
@@ -544,6 +546,7 @@ class VersionStoreMergeSuite(VersionStoreSuite):
             }
             assert next(vs.get_commits(target)).hash == target_head
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_dry_run_computes_the_merge_and_writes_nothing(
         self, vs: VersionStore, persist: Persist, foo: FooHistory
     ) -> None:
@@ -560,6 +563,7 @@ class VersionStoreMergeSuite(VersionStoreSuite):
         assert storage_snapshot(persist, vs) == before
         assert vs.merge(FOO, target).applied
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_merge_into_an_unknown_branch_or_from_an_unknown_commit_writes_nothing(
         self, vs: VersionStore, persist: Persist, foo: FooHistory
     ) -> None:

@@ -18,5 +18,8 @@ COMMANDS: Final[tuple[str, ...]] = (
     "servers",
     "generate",
     "content-generator",
+    "serve",
+    "experiment",
+    "scenario",
     "compare-nessie",
 )

@@ -19,7 +19,6 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from persist_spi.errors import ObjNotFound
 from persist_spi.ids import ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import Action, IndexElement
@@ -327,11 +326,16 @@ class Merger:
         key_behaviors: Sequence[MergeKeyBehavior] = (),
         dry_run: bool = False,
         raise_on_conflict: bool = True,
+        message: str | None = None,
     ) -> MergeResult:
         store = self.store
         by_key = _validate_behaviors(key_behaviors)
         if not sequence:
             raise ValueError("No hashes to transplant")
+        if message is not None and len(sequence) != 1:
+            raise ValueError(
+                f"A message can replace the message of one transplanted commit, not of {len(sequence)}"
+            )
         if target.kind is not RefKind.BRANCH:
             raise ValueError("Reference to transplant into must be a branch.")
 
@@ -353,6 +357,8 @@ class Merger:
             for source in sources:
                 now = store.sources.now() if store.transplant_commit_time else None
                 create = self._replay(logic, source, source_parent, new_head, now)
+                if message:
+                    create = dataclasses.replace(create, message=message)
                 commit = _build(logic, store, create, policy)
                 self._check_namespaces(logic, new_head, commit)
                 source_parent = logic.indexes.build_complete_index(source)
@@ -389,10 +395,7 @@ class Merger:
 
     def _load(self, commit_id: ObjId) -> CommitObj | None:
         # Only a missing commit ends the walk as "not found"; backend errors must surface as they are.
-        try:
-            return self.store.commits.fetch_commit(commit_id)
-        except ObjNotFound:
-            return None
+        return self.store.commits.fetch_commit_if_exists(commit_id)
 
     def _load_sequence(self, sequence: Sequence[ObjId]) -> list[CommitObj]:
         # Missing commits read as None (not ObjNotFound), so they are reported as "not found" below.
