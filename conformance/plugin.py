@@ -31,6 +31,9 @@ from persist_spi.config import StoreConfig
 from persist_spi.persist import Persist
 from persist_spi.registry import BackendFactory, UnknownBackend, backend_factory, discover_backends
 
+#: Time limits per test and the stop after repeated failures of one kind.
+pytest_plugins = ["conformance.fail_fast"]
+
 _REPORT_KEY = pytest.StashKey[ConformanceReport]()
 #: Backends selected only through ``--backend all``: if one cannot be provisioned here, its tests
 #: are skipped with the reason instead of failing (naming a backend explicitly makes it required).
