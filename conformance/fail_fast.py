@@ -107,6 +107,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     limit = state.time_limit
 
     def on_alarm(signum: int, frame: FrameType | None) -> None:
+        __tracebackhide__ = True  # the traceback ends where the test was, not in this handler
         if armed:
             raise TestTimeLimitExceeded(
                 f"{item.name} did not finish within {limit:g} s. A test spins like this when the "

@@ -71,11 +71,12 @@ def turns_inside(files: Collection[str]) -> Iterator[None]:
     def on_call(frame: FrameType, event: str, arg: Any) -> Any:
         return at_line if frame.f_code.co_filename in wanted else None
 
+    previous = threading.gettrace()
     threading.settrace(on_call)
     try:
         yield
     finally:
-        threading.settrace(None)
+        threading.settrace(previous)
 
 
 def race_in_lockstep(

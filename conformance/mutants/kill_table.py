@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import Any
+
 from conformance.mutants.self_check import MutantResult, SelfCheckResult
 
 _HEADERS = ("mutant", "from", "method", "guarantee", "caught", "tests", "first failing test", "time to kill")
@@ -13,14 +16,13 @@ def _row(result: MutantResult) -> tuple[str, ...]:
     caught = "yes" if result.caught else "NO"
     if len(runs) > 1:
         caught += f" ({sum(r.caught for r in runs)}/{len(runs)} runs)"
-    tests = "" if result.catching_tests is None else str(result.catching_tests)
     return (
         mutant.name,
         mutant.base,
         mutant.method,
         mutant.guarantee,
         caught,
-        tests,
+        result.catching_tests,
         result.first_failure or "-",
         f"{result.seconds_to_kill:.1f} s",
     )
@@ -62,3 +64,49 @@ def markdown_table(result: SelfCheckResult) -> list[str]:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def catching_suites(result: MutantResult) -> dict[str, int]:
+    """How many tests of each suite catch the mutant (counted runs only), most first."""
+    if result.full_run is None:
+        return {}
+    suites = Counter(test_id.split("::", 1)[0].removeprefix("Test") for test_id in result.full_run.failed)
+    return dict(suites.most_common())
+
+
+def to_json(result: SelfCheckResult) -> dict[str, Any]:
+    killed, total = result.kill_rate
+    return {
+        "caught": killed,
+        "total": total,
+        "seconds": round(result.seconds, 1),
+        "controls": {
+            c.adapter: {
+                "exit_code": c.exit_code,
+                "passed": c.passed,
+                "skipped": c.skipped,
+                "failed": c.failed,
+            }
+            for c in result.controls
+        },
+        "mutants": {
+            m.mutant.name: {
+                "base": m.mutant.base,
+                "method": m.mutant.method,
+                "guarantee": m.mutant.guarantee,
+                "racy": m.mutant.racy,
+                "bug": m.mutant.bug,
+                "caught": m.caught,
+                "runs": [
+                    {"caught": r.caught, "seconds": round(r.seconds, 1), "problem": r.problem}
+                    for r in m.kill_runs
+                ],
+                "first_failing_test": m.first_failure,
+                "seconds_to_kill": round(m.seconds_to_kill, 1),
+                "catching_tests": None if m.full_run is None else m.full_run.failed,
+                "catching_tests_complete": None if m.full_run is None else m.full_run.complete,
+                "catching_suites": catching_suites(m),
+            }
+            for m in result.mutants
+        },
+    }

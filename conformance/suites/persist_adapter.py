@@ -12,13 +12,12 @@ import random
 from contextlib import closing
 
 from conformance.harness import BackendUnderTest, PersistFactory
+from conformance.rows import obj_row, ref_row, tag_rows
 from conformance.samples import VersionedTestObj, all_samples
 from conformance.suites.base import ConformanceSuite
-from persist_spi.adapter import BackendAdapter, ObjRow, RefRow
-from persist_spi.codec import DEFAULT_CODEC, encode_previous_pointers
+from persist_spi.adapter import BackendAdapter, ObjRow
 from persist_spi.ids import ObjId, random_obj_id
-from persist_spi.objs import Obj, tag_obj
-from persist_spi.references import PreviousPointer
+from persist_spi.objs import tag_obj
 
 #: Request sizes around the chunk sizes databases and adapters commonly use (25 and 100 for
 #: DynamoDB's batch calls, 500 or 1000 for IN lists, powers of two).
@@ -45,22 +44,6 @@ CHUNK_PROBES = (
     1000,
     1001,
 )
-
-
-def obj_row(obj: Obj, referenced: int = 1) -> ObjRow:
-    encoded = DEFAULT_CODEC.encode(obj)
-    return ObjRow(bytes(obj.id), encoded.type_short_name, encoded.version_token, encoded.data, referenced)
-
-
-def tag_rows(count: int, label: str = "t") -> list[ObjRow]:
-    return [obj_row(tag_obj(f"{label} {i}"), referenced=1000 + i) for i in range(count)]
-
-
-def ref_row(name: str, *, extended_info: bytes | None = None, created: int = 7, history: int = 0) -> RefRow:
-    previous = tuple(PreviousPointer(random_obj_id(), 100 + i) for i in range(history))
-    return RefRow(
-        name, bytes(random_obj_id()), False, created, extended_info, encode_previous_pointers(previous)
-    )
 
 
 def _scan(adapter: BackendAdapter, repo: str, types: frozenset[str] | None = None) -> list[ObjRow]:

@@ -4,8 +4,10 @@ or, with ``--self-check``, against every broken adapter of the catalogue, with t
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 NAME = "conformance"
 HELP = "run the conformance suites against one backend (or --self-check: against broken adapters)"
@@ -53,6 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--jobs", type=int, default=1, metavar="N", help="adapters checked at once (default 1)"
     )
     check.add_argument("--markdown", action="store_true", help="print the kill table as Markdown")
+    check.add_argument(
+        "--json", metavar="FILE", help="also write every result (each catching test, when counted) as JSON"
+    )
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
@@ -93,7 +98,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
 
 def _self_check(args: argparse.Namespace) -> int:
     from conformance.mutants import MUTANTS, UnknownMutant, mutant_named
-    from conformance.mutants.kill_table import markdown_table, summary, text_table
+    from conformance.mutants.kill_table import markdown_table, summary, text_table, to_json
     from conformance.mutants.self_check import self_check
 
     ignored = [flag for flag, value in (("--backend", args.backend), ("--url", args.url)) if value]
@@ -103,6 +108,9 @@ def _self_check(args: argparse.Namespace) -> int:
             "--backend, --url, --keyword and --report do not apply to it",
             file=sys.stderr,
         )
+        return 2
+    if args.json and not Path(args.json).resolve().parent.is_dir():
+        print(f"lochkit conformance: --json {args.json}: its directory does not exist", file=sys.stderr)
         return 2
     if args.repeat < 1 or args.jobs < 1:
         print("lochkit conformance: --repeat and --jobs take a number of at least 1", file=sys.stderr)
@@ -126,4 +134,7 @@ def _self_check(args: argparse.Namespace) -> int:
     print()
     for line in summary(result):
         print(line)
+    if args.json:
+        Path(args.json).write_text(json.dumps(to_json(result), indent=2) + "\n")
+        print(f"results written to {args.json}")
     return 0 if result.ok else 1
