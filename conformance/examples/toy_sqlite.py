@@ -30,6 +30,23 @@ CREATE TABLE IF NOT EXISTS objs (repo TEXT, id BLOB, type TEXT, token TEXT, data
 REF_MATCH = "repo=? AND name=? AND pointer=? AND deleted=? AND created=? AND ext IS ?"
 
 
+def ref_match_args(repo: str, expected: RefRow) -> tuple[object, ...]:
+    """The values for REF_MATCH: the compare-and-swap condition of a reference row."""
+    return (
+        repo,
+        expected.name,
+        expected.pointer,
+        int(expected.deleted),
+        expected.created_at_micros,
+        expected.extended_info,
+    )
+
+
+def ref_values(row: RefRow) -> tuple[object, ...]:
+    """The values of a row's columns after its name, in table order."""
+    return row.pointer, int(row.deleted), row.created_at_micros, row.extended_info, row.previous_pointers
+
+
 class ToySqliteAdapter(BackendAdapter):
     name = "toy-sqlite"
 
@@ -69,41 +86,19 @@ class ToySqliteAdapter(BackendAdapter):
 
     def insert_ref(self, repo: str, row: RefRow) -> bool:
         cursor = self._run(
-            "INSERT OR IGNORE INTO refs VALUES (?,?,?,?,?,?,?)", (repo, *row[:2], int(row.deleted), *row[3:])
+            "INSERT OR IGNORE INTO refs VALUES (?,?,?,?,?,?,?)", (repo, row.name, *ref_values(row))
         )
         return cursor.rowcount == 1
 
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
         cursor = self._run(
             f"UPDATE refs SET pointer=?, deleted=?, created=?, ext=?, prev=? WHERE {REF_MATCH}",
-            (
-                new.pointer,
-                int(new.deleted),
-                new.created_at_micros,
-                new.extended_info,
-                new.previous_pointers,
-                repo,
-                expected.name,
-                expected.pointer,
-                int(expected.deleted),
-                expected.created_at_micros,
-                expected.extended_info,
-            ),
+            (*ref_values(new), *ref_match_args(repo, expected)),
         )
         return cursor.rowcount == 1
 
     def delete_ref(self, repo: str, expected: RefRow) -> bool:
-        cursor = self._run(
-            f"DELETE FROM refs WHERE {REF_MATCH}",
-            (
-                repo,
-                expected.name,
-                expected.pointer,
-                int(expected.deleted),
-                expected.created_at_micros,
-                expected.extended_info,
-            ),
-        )
+        cursor = self._run(f"DELETE FROM refs WHERE {REF_MATCH}", ref_match_args(repo, expected))
         return cursor.rowcount == 1
 
     def fetch_objs(self, repo: str, ids: Sequence[bytes]) -> list[ObjRow | None]:

@@ -19,21 +19,6 @@ from persist_spi.adapter import ObjRow, RefRow
 _OBJ_COLUMNS = "id, type, token, data, referenced"
 
 
-def _ref_condition(repo: str, expected: RefRow) -> tuple[object, ...]:
-    return (
-        repo,
-        expected.name,
-        expected.pointer,
-        int(expected.deleted),
-        expected.created_at_micros,
-        expected.extended_info,
-    )
-
-
-def _new_ref_values(new: RefRow) -> tuple[object, ...]:
-    return (new.pointer, int(new.deleted), new.created_at_micros, new.extended_info, new.previous_pointers)
-
-
 class InsertOverwritesExisting(BrokenToySqlite):
     """insert_objs uses ``INSERT OR REPLACE``: an existing object is overwritten and reported new."""
 
@@ -187,7 +172,7 @@ class InsertRefOverwrites(BrokenToySqlite):
     def insert_ref(self, repo: str, row: RefRow) -> bool:
         cursor = self._run(
             "INSERT OR REPLACE INTO refs VALUES (?,?,?,?,?,?,?)",
-            (repo, row.name, row.pointer, int(row.deleted), *row[3:]),
+            (repo, row.name, *toy_sqlite.ref_values(row)),
         )
         return cursor.rowcount == 1
 
@@ -204,7 +189,7 @@ class CasNullNeverMatches(BrokenToySqlite):
         cursor = self._run(
             "UPDATE refs SET pointer=?, deleted=?, created=?, ext=?, prev=? "
             "WHERE repo=? AND name=? AND pointer=? AND deleted=? AND created=? AND ext=?",
-            (*_new_ref_values(new), *_ref_condition(repo, expected)),
+            (*toy_sqlite.ref_values(new), *toy_sqlite.ref_match_args(repo, expected)),
         )
         return cursor.rowcount == 1
 
@@ -220,7 +205,7 @@ class CasComparesPointerOnly(BrokenToySqlite):
         cursor = self._run(
             "UPDATE refs SET pointer=?, deleted=?, created=?, ext=?, prev=? "
             "WHERE repo=? AND name=? AND pointer=?",
-            (*_new_ref_values(new), repo, expected.name, expected.pointer),
+            (*toy_sqlite.ref_values(new), repo, expected.name, expected.pointer),
         )
         return cursor.rowcount == 1
 
@@ -235,7 +220,7 @@ class CasKeepsOldHistory(BrokenToySqlite):
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
         cursor = self._run(
             f"UPDATE refs SET pointer=?, deleted=?, created=?, ext=? WHERE {toy_sqlite.REF_MATCH}",
-            (*_new_ref_values(new)[:4], *_ref_condition(repo, expected)),
+            (*toy_sqlite.ref_values(new)[:4], *toy_sqlite.ref_match_args(repo, expected)),
         )
         return cursor.rowcount == 1
 
@@ -255,7 +240,7 @@ class MarkDeletedNotStored(BrokenToySqlite):
                 new.created_at_micros,
                 new.extended_info,
                 new.previous_pointers,
-                *_ref_condition(repo, expected),
+                *toy_sqlite.ref_match_args(repo, expected),
             ),
         )
         return cursor.rowcount == 1
