@@ -108,3 +108,24 @@ def test_negative_settings_are_a_usage_error(pytester: pytest.Pytester, option: 
     result = _run(pytester, option)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*take 0 (off) or a positive number*"])
+
+
+def test_an_adapter_that_never_reports_a_new_object_ends_the_run_early(pytester: pytest.Pytester) -> None:
+    """The whole suite against the catalogue's "not created" adapter, default settings: it stops at
+    the third failure of one kind instead of running (and retrying) every test."""
+    pytester.makeconftest(
+        """
+import pytest
+from conformance.mutants import factory_for
+
+@pytest.fixture(scope="session")
+def lochkit_backend_factory():
+    return factory_for("insert-reports-not-created")
+"""
+    )
+    pytester.makepyfile(test_conformance="from conformance.all import *  # noqa: F403\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*lochkit: 3 tests failed the same way*"])
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] + outcomes.get("passed", 0) < 100  # of about 890
