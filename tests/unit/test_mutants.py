@@ -4,6 +4,7 @@ CI's ``lochkit conformance --self-check`` step)."""
 from __future__ import annotations
 
 import inspect
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,8 @@ def test_each_broken_adapter_overrides_what_it_breaks(mutant) -> None:  # type: 
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
-def test_each_broken_adapter_opens_empty_and_closes(mutant) -> None:  # type: ignore[no-untyped-def]
+def test_each_broken_adapter_opens_empty_and_closes(mutant, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the SQLite ones make a directory
     adapter = factory_for(mutant.name).create()
     try:
         adapter.setup_schema()
