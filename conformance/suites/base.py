@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import ClassVar
-
-import pytest
-
-from conformance.harness import BackendUnderTest
-from conformance.lockstep import source_files_of, turns_inside
-from persist_spi.adapter import BackendAdapter
 
 
 class ConformanceSuite:
@@ -19,14 +13,6 @@ class ConformanceSuite:
 
     #: Area name used in summaries, reports and deviation declarations, e.g. ``persist.objects``.
     area: ClassVar[str] = "unspecified"
-
-    @pytest.fixture(autouse=True)
-    def _threads_take_turns_in_the_adapter(self, lochkit_backend: BackendUnderTest) -> Iterator[None]:
-        """Threads a test starts yield to each other at every line of the adapter's own code (see
-        :mod:`conformance.lockstep`), so a concurrency test meets a check-then-act window between
-        two statements of the adapter instead of missing it by luck."""
-        with turns_inside(source_files_of(lochkit_backend.adapter, stop_at=BackendAdapter)):
-            yield
 
 
 def deviation_reason(

@@ -16,4 +16,10 @@ COMMANDS: Final[tuple[str, ...]] = (
     "conformance",
     "bench",
     "servers",
+    "generate",
+    "content-generator",
+    "serve",
+    "experiment",
+    "scenario",
+    "compare-nessie",
 )
