@@ -25,6 +25,7 @@ import pytest
 
 from conformance.backend_pool import BackendPool, BackendSetupFailed
 from conformance.harness import BackendUnderTest, PersistFactory
+from conformance.lockstep import source_files_of, turns_inside
 from conformance.provisioning import METHODS, ProvisioningFailed
 from conformance.report import ConformanceReport
 from conformance.suite_targets import (
@@ -41,10 +42,14 @@ from conformance.suite_targets import (
     serve_name,
 )
 from conformance.suites.base import ConformanceSuite, deviation_reason
+from persist_spi.adapter import BackendAdapter
 from persist_spi.cache import CacheConfig, CachingPersist, ObjectCache
 from persist_spi.config import StoreConfig
 from persist_spi.persist import Persist
 from persist_spi.registry import BackendFactory, UnknownBackend, backend_factory, discover_backends
+
+#: Time limits per test and the stop after repeated failures of one kind.
+pytest_plugins = ["conformance.fail_fast"]
 
 _REPORT_KEY = pytest.StashKey[ConformanceReport]()
 #: Backends selected only through ``--backend all``: if one cannot be provisioned here, its tests
@@ -301,6 +306,24 @@ def _lochkit_gate(request: pytest.FixtureRequest) -> None:
     reason = deviation_reason(deviations, cls, node.originalname)
     if reason is not None:
         request.applymarker(pytest.mark.xfail(strict=True, reason=f"declared deviation: {reason}"))
+
+
+@pytest.fixture(autouse=True)
+def _lochkit_turns(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Threads a suite test starts yield to each other at every line of the adapter's own code (see
+    :mod:`conformance.lockstep`), so a concurrency test meets a check-then-act window between two
+    statements of the adapter instead of missing it by luck."""
+    cls = request.cls
+    if cls is None or not issubclass(cls, ConformanceSuite):
+        yield
+        return
+    target: SuiteTarget = request.getfixturevalue("lochkit_target")
+    if target.transport == NESSIE:  # no adapter in this process
+        yield
+        return
+    backend: BackendUnderTest = request.getfixturevalue("lochkit_backend")
+    with turns_inside(source_files_of(backend.adapter, stop_at=BackendAdapter)):
+        yield
 
 
 @pytest.fixture

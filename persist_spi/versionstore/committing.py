@@ -21,11 +21,19 @@ from persist_spi.logic import create_commit as cc
 from persist_spi.objs import ContentValueObj, Obj, content_value, unique_id_for_uuid
 from persist_spi.persist import Persist
 from persist_spi.versionstore.content import NAMESPACE_PAYLOAD, Content, ContentKey
-from persist_spi.versionstore.errors import Conflict, ConflictType, InvalidOperation
+from persist_spi.versionstore.errors import (
+    Conflict,
+    ConflictType,
+    ContentIdClaimFailed,
+    InvalidOperation,
+)
 from persist_spi.versionstore.keymap import to_store_key
 from persist_spi.versionstore.operations import Delete, Operation, Put, Unchanged
 
 CONTENT_ID_SPACE = "content-id"
+#: A random content id is already taken with probability about 2**-122, so a few refusals in a row
+#: mean a broken backend, not bad luck; retrying forever would only hang the caller.
+MAX_CONTENT_ID_CLAIMS = 8
 
 
 @dataclass
@@ -64,10 +72,11 @@ def check_duplicates(operations: Sequence[Operation]) -> None:
 
 def claim_content_id(persist: Persist, new_id: Callable[[], uuid.UUID] = uuid.uuid4) -> str:
     """A fresh content id nobody else holds: claimed by storing a unique-id object."""
-    while True:
+    for _ in range(MAX_CONTENT_ID_CLAIMS):
         candidate = new_id()
         if persist.store_obj(unique_id_for_uuid(CONTENT_ID_SPACE, candidate)):
             return str(candidate)
+    raise ContentIdClaimFailed(MAX_CONTENT_ID_CLAIMS)
 
 
 def _live(index: StoreIndex, key: ContentKey) -> CommitOp | None:

@@ -72,6 +72,18 @@ class InvalidOperation(ReferenceConflictError, ValueError):
     a content id or type...). It is a ValueError and still names the conflict and current content."""
 
 
+class ContentIdClaimFailed(LochkitError):
+    """The backend refused every freshly generated content id: its insert-if-absent is broken."""
+
+    def __init__(self, attempts: int) -> None:
+        super().__init__(
+            f"The backend reported {attempts} freshly generated random content ids in a row as already "
+            "taken. Random 122-bit ids do not collide, so its insert-if-absent reports new objects as "
+            "existing; check the adapter's insert_objs (True for every row it inserted)."
+        )
+        self.attempts = attempts
+
+
 class ReferenceRetryFailureError(LochkitError):
     """The commit lost every compare-and-swap race within the retry budget."""
 
