@@ -12,16 +12,14 @@ following tests fail at once instead of each waiting for the same timeout.
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from conformance.harness import BackendUnderTest
 from conformance.provisioning import Provisioned, ProvisioningFailed, provision
+from conformance.setup_failure import SetupFailure
+from conformance.workdir import make_workdir, remove_workdir
 from persist_spi.registry import BackendFactory
 
 
@@ -32,41 +30,39 @@ class _Running:
     provisioned: Provisioned
 
 
-class BackendSetupFailed(RuntimeError):
-    """The adapter could not be created or its schema set up; raised for every test after the first."""
-
-
 @dataclass
 class BackendPool:
     urls: Mapping[str, str]
     method: str
     current: _Running | None = None
-    unavailable: dict[tuple[str, type], ProvisioningFailed] = field(default_factory=dict)
-    broken: dict[tuple[str, type], str] = field(default_factory=dict)
+    #: Backends that could not be provisioned or set up, with why (never asked again).
+    failed: dict[tuple[str, type], SetupFailure] = field(default_factory=dict)
 
-    def get(self, factory: BackendFactory) -> tuple[BackendUnderTest, dict[str, Any]] | ProvisioningFailed:
+    def get(self, factory: BackendFactory) -> tuple[BackendUnderTest, dict[str, Any]] | SetupFailure:
         """The running backend for ``factory`` (starting it, and stopping another, if needed), with
-        its provisioning facts for the report; or why it cannot run here."""
+        its provisioning facts for the report; or why it cannot be used in this session."""
         key = (factory.name, type(factory))
-        if key in self.unavailable:
-            return self.unavailable[key]
-        if key in self.broken:
-            raise BackendSetupFailed(
-                f"{factory.name} could not be set up earlier in this session; the first error was: "
-                f"{self.broken[key]}"
-            )
+        if key in self.failed:
+            return self.failed[key]
         if self.current is not None and self.current.key == key:
             return self.current.backend, _facts(self.current)
         self.close()
-        workdir = Path(tempfile.mkdtemp(prefix=f"lochkit-{factory.name}-"))
+        workdir = make_workdir(factory.name)
         try:
             provisioned = provision(
                 factory.name, factory, urls=self.urls, method=self.method, workdir=workdir
             )
         except ProvisioningFailed as e:
-            shutil.rmtree(workdir, ignore_errors=True)
-            self.unavailable[key] = e
-            return e
+            remove_workdir(workdir)
+            self.failed[key] = SetupFailure.unavailable(factory.name, e)
+            return self.failed[key]
+        except Exception as e:  # a bug in a provisioner: a failure even under --backend all
+            remove_workdir(workdir)
+            self.failed[key] = SetupFailure.refused(factory.name, e)
+            return self.failed[key]
+        except BaseException:
+            remove_workdir(workdir)
+            raise
         try:
             adapter = factory.create(provisioned.url, provisioned.options)
             try:
@@ -76,10 +72,11 @@ class BackendPool:
                 raise
         except BaseException as e:
             provisioned.stop()
-            shutil.rmtree(workdir, ignore_errors=True)
-            if isinstance(e, Exception):
-                self.broken[key] = f"{type(e).__name__}: {e}"
-            raise
+            remove_workdir(workdir)
+            if not isinstance(e, Exception):
+                raise
+            self.failed[key] = SetupFailure.refused(factory.name, e)
+            return self.failed[key]
         provisioned.server = provisioned.server or adapter.server_version() or ""
         backend = BackendUnderTest(factory.name, factory, adapter, provisioned, workdir)
         self.current = _Running(key, backend, provisioned)
@@ -94,8 +91,7 @@ class BackendPool:
                 running.backend.close()
         finally:
             running.provisioned.stop()
-            if not os.environ.get("LOCHKIT_KEEP_WORKDIR"):
-                shutil.rmtree(running.backend.workdir, ignore_errors=True)
+            remove_workdir(running.backend.workdir)
 
 
 def _facts(running: _Running) -> dict[str, Any]:

@@ -15,16 +15,18 @@ A third-party adapter overrides one fixture, ``lochkit_backend_factory``, in its
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conformance.backend_pool import BackendPool, BackendSetupFailed
+from conformance import pytest_progress
+from conformance.backend_pool import BackendPool
 from conformance.harness import BackendUnderTest, PersistFactory
-from conformance.provisioning import METHODS, ProvisioningFailed
+from conformance.provisioning import METHODS
 from conformance.report import ConformanceReport
+from conformance.setup_failure import SetupFailure, SetupFailures
 from conformance.suites.base import ConformanceSuite, deviation_reason
 from persist_spi.cache import CacheConfig, CachingPersist, ObjectCache
 from persist_spi.config import StoreConfig
@@ -37,6 +39,7 @@ _REPORT_KEY = pytest.StashKey[ConformanceReport]()
 _IMPLICIT_KEY = pytest.StashKey[set[str]]()
 _CONFIG: dict[str, pytest.Config] = {}
 _TEST_INFO_KEY = pytest.StashKey[dict[str, tuple[str, str]]]()
+_FAILURES_KEY = pytest.StashKey[SetupFailures]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -87,8 +90,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "store_config(**changes): StoreConfig overrides for `persist`")
     config.stash[_REPORT_KEY] = ConformanceReport()
     config.stash[_TEST_INFO_KEY] = {}
+    config.stash[_FAILURES_KEY] = SetupFailures()
+    config.pluginmanager.register(config.stash[_FAILURES_KEY], "lochkit-setup-failures")
     _CONFIG["config"] = config  # report hooks receive no config object
     _check_backend_names(config)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    pytest_progress.install(session.config)  # after configure: the terminal reporter exists now
 
 
 def _check_backend_names(config: pytest.Config) -> None:
@@ -156,18 +165,15 @@ def lochkit_backend(
 ) -> BackendUnderTest:
     """The backend under test, started once and kept while consecutive tests use the same factory."""
     name = lochkit_backend_factory.name
-    try:
-        outcome = _lochkit_pool.get(lochkit_backend_factory)
-    except BackendSetupFailed as e:
-        pytest.fail(str(e), pytrace=False)  # the first test showed the traceback
+    outcome = _lochkit_pool.get(lochkit_backend_factory)
     report = request.config.stash[_REPORT_KEY]
-    if isinstance(outcome, ProvisioningFailed):
-        report.provisioning.setdefault(
-            name, {"description": f"not provisioned: {outcome}", "method": "none", "server": ""}
-        )
-        if name not in request.config.stash.get(_IMPLICIT_KEY, set()):
-            raise outcome
-        pytest.skip(f"{name} is not available here: {outcome}")
+    if isinstance(outcome, SetupFailure):
+        report.provisioning.setdefault(name, {"description": outcome.summary, "method": "none", "server": ""})
+        failures = request.config.stash[_FAILURES_KEY]
+        if outcome.skippable and name in request.config.stash.get(_IMPLICIT_KEY, set()):
+            failures.skip(request.node, outcome)
+        failures.fail(request.node, outcome)
+    assert not isinstance(outcome, SetupFailure)
     backend, facts = outcome
     report.provisioning[name] = facts
     return backend
@@ -289,7 +295,12 @@ def _outcome(report: pytest.TestReport) -> str | None:
     return "error" if report.failed else None
 
 
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(
+    terminalreporter: Any, exitstatus: int, config: pytest.Config
+) -> Generator[None, None, None]:
+    """After pytest's own summaries (so a failing backend's cause is the last thing on screen)."""
+    yield
     report = config.stash[_REPORT_KEY]
     if not report.areas:
         return
@@ -300,6 +311,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if path:
         report.write(Path(path))
         terminalreporter.write_line(f"report written to {path}")
+    for line in config.stash[_FAILURES_KEY].closing_lines():
+        terminalreporter.write_line(line)
 
 
 def conformance_report(config: pytest.Config) -> ConformanceReport:

@@ -9,18 +9,31 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from lochkit.commands import COMMANDS
+from lochkit.help_format import HelpFormatter
 
 
 def _command(name: str) -> ModuleType:
     return importlib.import_module(f"lochkit.commands.{name}")
 
 
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed_version
+
+    try:
+        return installed_version("lochkit")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lochkit",
         description="Prove a Nessie-style versioned-catalog storage layer on real databases.",
+        formatter_class=HelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"lochkit {version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         module = _command(name)
         if getattr(module, "OWN_PARSER", False):
@@ -30,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
             module.NAME,
             help=module.HELP,
             description=getattr(module, "DESCRIPTION", None) or module.HELP,
+            formatter_class=HelpFormatter,
         )
         module.add_arguments(command)
     return parser

@@ -12,9 +12,16 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner
-from conformance.servers import versions
-from conformance.servers.process import LocalServer, cache_dir, free_port, maven_fetch
+from conformance.provisioning import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
+from conformance.servers import requirements, versions
+from conformance.servers.process import (
+    LocalServer,
+    cache_dir,
+    cache_path,
+    free_port,
+    maven_fetch,
+    maven_fetched,
+)
 
 #: ``group:artifact:version`` of DynamoDB Local.
 COORDINATES: Final = versions.LOCAL["dynamodb"]
@@ -36,6 +43,12 @@ class DynamoDBProvisioner(ServerProvisioner):
     def install(self, backend: str) -> str:
         lib = self._lib_dir()
         return f"DynamoDB Local {VERSION} in {lib}"
+
+    def local_status(self, backend: str) -> LocalServerStatus:
+        dest = cache_path("dynamodb", VERSION)
+        installed = f"DynamoDB Local {VERSION} in {dest / 'lib'}" if maven_fetched(dest) else None
+        needs = (requirements.java(17),) if installed else (requirements.java(17), requirements.maven())
+        return LocalServerStatus(backend, installed, needs)
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
         java = shutil.which("java")

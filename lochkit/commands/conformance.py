@@ -6,39 +6,51 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from lochkit.usage import backend_name
+
 NAME = "conformance"
 HELP = "run the conformance suites against one backend"
 DESCRIPTION = (
     "Runs every conformance suite against BACKEND, prints a per-area summary and exits non-zero on "
     "any failure. Arguments after '--' go to pytest."
 )
+#: Plugins of other tools that pytest would load for nothing (locust's patches the standard library).
+UNUSED_PLUGINS = ("locust",)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", required=True, help="backend name (see `lochkit backends`)")
-    parser.add_argument("--url", help="address of an already running server (otherwise provisioned)")
     parser.add_argument(
-        "--provision", default="auto", choices=["auto", "external", "testcontainers", "local"]
+        "--backend", required=True, type=backend_name, help="backend name (see: lochkit backends)"
     )
-    parser.add_argument("--report", help="write per-area results as JSON to this file")
+    parser.add_argument("--url", help="address of an already running server (default: obtain one)")
+    parser.add_argument(
+        "--provision",
+        default="auto",
+        choices=["auto", "external", "testcontainers", "local"],
+        help="how to obtain the server when no --url is given: auto tries testcontainers when a "
+        "Docker engine answers, else a local process; external needs --url",
+    )
+    parser.add_argument("--report", metavar="FILE", help="write per-area results as JSON to FILE")
     parser.add_argument("-k", "--keyword", help="only tests matching this pytest -k expression")
     parser.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
-    import pytest
+    try:
+        import pytest
+    except ImportError:
+        print(
+            "lochkit conformance: needs pytest and hypothesis; install them with: "
+            "pip install 'lochkit[conformance]'",
+            file=sys.stderr,
+        )
+        return 1
+    from persist_spi import hints
 
-    pytest_args = [
-        "--pyargs",
-        "conformance.all",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        "--backend",
-        args.backend,
-        "--provision",
-        args.provision,
-    ]
+    pytest_args = ["--pyargs", "conformance.all", "-p", "no:cacheprovider", "-q"]
+    for plugin in UNUSED_PLUGINS:
+        pytest_args += ["-p", f"no:{plugin}"]
+    pytest_args += ["--backend", args.backend, "--provision", args.provision]
     if args.url:
         pytest_args += ["--backend-url", f"{args.backend}={args.url}"]
     if args.report:
@@ -47,7 +59,8 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         pytest_args += ["-k", args.keyword]
     if args.exitfirst:
         pytest_args.append("-x")
-    code = int(pytest.main([*pytest_args, *passthrough]))
+    with hints.running(hints.CONFORMANCE):
+        code = int(pytest.main([*pytest_args, *passthrough]))
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("lochkit: no conformance test was selected; check --keyword", file=sys.stderr)
     return code
