@@ -13,7 +13,7 @@ from lochkit.help_format import HelpFormatter
 
 
 def _command(name: str) -> ModuleType:
-    return importlib.import_module(f"lochkit.commands.{name}")
+    return importlib.import_module(f"lochkit.commands.{name.replace('-', '_')}")
 
 
 def version() -> str:

@@ -62,10 +62,10 @@ def check_duplicates(operations: Sequence[Operation]) -> None:
         seen[op.key] = op
 
 
-def claim_content_id(persist: Persist) -> str:
+def claim_content_id(persist: Persist, new_id: Callable[[], uuid.UUID] = uuid.uuid4) -> str:
     """A fresh content id nobody else holds: claimed by storing a unique-id object."""
     while True:
-        candidate = uuid.uuid4()
+        candidate = new_id()
         if persist.store_obj(unique_id_for_uuid(CONTENT_ID_SPACE, candidate)):
             return str(candidate)
 
@@ -83,6 +83,7 @@ def prepare_commit(
     expected_is_head: bool,
     state: CommitState,
     current_content: Callable[[CommitOp], Content | None],
+    new_content_id: Callable[[], uuid.UUID] = uuid.uuid4,
 ) -> PreparedCommit:
     check_duplicates(operations)
     store_keys = [to_store_key(op.key) for op in operations]
@@ -152,7 +153,7 @@ def prepare_commit(
             expected_value = renamed.value
             prepared.created_keys.append(key)
         else:
-            content_id = state.content_ids.get(key) or claim_content_id(persist)
+            content_id = state.content_ids.get(key) or claim_content_id(persist, new_content_id)
             state.content_ids[key] = content_id
             prepared.new_content_ids[key] = content_id
             prepared.created_keys.append(key)

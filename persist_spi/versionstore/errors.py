@@ -52,6 +52,9 @@ class ReferenceAlreadyExistsError(LochkitError):
 class ReferenceConflictError(LochkitError):
     """The operation conflicts with the current state; ``conflicts`` says which key and how."""
 
+    #: Attempts the store made before the conflict (set by the version store's retry loop).
+    attempts: int = 1
+
     def __init__(self, conflicts: Sequence[Conflict], message: str | None = None) -> None:
         self.conflicts = tuple(conflicts)
         super().__init__(message if message is not None else conflicts_message(self.conflicts))
@@ -63,7 +66,9 @@ class InvalidOperation(ReferenceConflictError, ValueError):
 
 
 class ReferenceRetryFailureError(LochkitError):
-    pass
+    """The commit lost every compare-and-swap race within the retry budget."""
+
+    attempts: int = 1
 
 
 class MergeConflictError(LochkitError):

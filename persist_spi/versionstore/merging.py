@@ -10,7 +10,6 @@ writes nothing.
 from __future__ import annotations
 
 import dataclasses
-import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -250,7 +249,7 @@ class Merger:
             create = CreateCommit(
                 parent_commit_id=head,
                 message=message,
-                headers=(meta or CommitMeta()).to_headers(_now()),
+                headers=(meta or CommitMeta()).to_headers(store.sources.now()),
                 secondary_parents=(from_id,),
                 adds=tuple(adds),
                 removes=tuple(removes),
@@ -434,10 +433,6 @@ def _build(logic: CommitLogic, store: VersionStore, create: CreateCommit, policy
 def _conflict_message(policy: _Policy) -> str:
     keys = ", ".join(f"'{k}'" for k, d in policy.details.items() if d.conflict is not None)
     return f"The following keys have been changed in conflict: {keys}"
-
-
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
 
 
 __all__ = ["Merger"]

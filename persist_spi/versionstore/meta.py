@@ -20,6 +20,8 @@ class CommitMeta:
     author_time: datetime.datetime | None = None
     commit_time: datetime.datetime | None = None
     properties: Mapping[str, str] = field(default_factory=dict)
+    #: Multi-valued properties (Nessie's ``allProperties``); ``properties`` wins for a name in both.
+    all_properties: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: Filled in when read back from a commit.
     hash: str | None = None
     parent_hashes: tuple[str, ...] = ()
@@ -33,10 +35,11 @@ class CommitMeta:
             pairs.append(("committer", self.committer))
         pairs += [("author", a) for a in self.authors]
         pairs += [("signed-off-by", s) for s in self.signed_off_by]
-        for name, value in self.properties.items():
+        merged = {**self.all_properties, **{n: (v,) for n, v in self.properties.items()}}
+        for name, values in merged.items():
             if name.lower() in _RESERVED:
                 raise ValueError(f"Commit property '{name}' is reserved")
-            pairs.append((name, value))
+            pairs += [(name, value) for value in values]
         return CommitHeaders(pairs)
 
     @classmethod
@@ -51,6 +54,7 @@ class CommitMeta:
             author_time=_parse(headers.first("author-date")),
             commit_time=_parse(headers.first("date")),
             properties={n: v[0] for n, v in headers.items() if n not in _RESERVED and v},
+            all_properties={n: tuple(v) for n, v in headers.items() if n not in _RESERVED and v},
             hash=commit_hash,
             parent_hashes=parents,
         )

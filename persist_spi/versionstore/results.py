@@ -18,6 +18,20 @@ class CommitResult:
     parent: ObjId
     #: Content ids the store assigned to new content, by key.
     added_content_ids: dict[ContentKey, str] = field(default_factory=dict)
+    #: How many attempts the store made (lost compare-and-swap races are retried). Always 1 over
+    #: REST: a server's own retries are invisible to its clients. Not part of equality.
+    attempts: int = field(default=1, compare=False)
+
+
+@dataclass(frozen=True)
+class ContentsAt:
+    """Contents read at one commit, and which commit that was (Nessie's "effective reference"):
+    a client commits with that hash as its expected hash."""
+
+    hash: ObjId
+    contents: dict[ContentKey, Content]
+    #: The reference the read addressed; None for a detached commit.
+    reference: NamedRef | None = None
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,9 @@ Merge and transplant live in :mod:`persist_spi.versionstore.merging`."""
 
 from __future__ import annotations
 
-import datetime
+import dataclasses
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from persist_spi.errors import (
     ObjNotFound,
@@ -37,6 +37,7 @@ from persist_spi.logic.retry import RetryNeeded, commit_retry
 from persist_spi.objs import CommitObj, ContentValueObj, tag_obj
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
+from persist_spi.versionstore.api import RefOrHash, Validator, VersionStoreApi
 from persist_spi.versionstore.committing import CommitState, decode_value, prepare_commit
 from persist_spi.versionstore.content import Content, ContentKey
 from persist_spi.versionstore.errors import (
@@ -50,24 +51,48 @@ from persist_spi.versionstore.errors import (
 from persist_spi.versionstore.keymap import from_store_key, store_key_max, store_key_min, to_store_key
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.namespaces import namespace_conflicts
-from persist_spi.versionstore.operations import Delete, Operation, Put
+from persist_spi.versionstore.operations import Delete, MergeBehavior, MergeKeyBehavior, Operation, Put
 from persist_spi.versionstore.refs import NamedRef, ReferenceAssigned, ReferenceInfo, RefKind, from_full_name
-from persist_spi.versionstore.results import CommitResult, Diff, KeyEntry, LogEntry, MergeResult
+from persist_spi.versionstore.results import (
+    CommitResult,
+    ContentsAt,
+    Diff,
+    KeyEntry,
+    LogEntry,
+    MergeResult,
+)
+from persist_spi.versionstore.sources import DEFAULT_SOURCES, StoreSources
 
 T = TypeVar("T")
-#: Called with the operations of a commit before it is built; raise to reject the commit.
-Validator = Callable[[Sequence[Operation]], None]
-#: A reference, or a commit hash ("detached").
-RefOrHash = NamedRef | ObjId
 FETCH_BATCH = 50
 
 
 class VersionStore:
-    def __init__(self, persist: Persist) -> None:
+    """Nessie's version store over a Persist. It satisfies
+    :class:`~persist_spi.versionstore.api.VersionStoreApi`, the contract load tools and the REST
+    client share."""
+
+    def __init__(
+        self,
+        persist: Persist,
+        *,
+        sources: StoreSources = DEFAULT_SOURCES,
+        default_branch: str | None = None,
+    ) -> None:
         self.persist = persist
+        #: Commit times and new content ids (seeded ones make runs reproducible).
+        self.sources = sources
         self.commits = CommitLogic(persist)
         self.refs = ReferenceLogic(persist)
         self.repository = RepositoryLogic(persist)
+        self._default_branch = default_branch
+
+    def default_branch(self) -> str:
+        """The repository's default branch: as given, else from the repository description."""
+        if self._default_branch is None:
+            description = self.repository.fetch_repository_description()
+            self._default_branch = description.default_branch_name if description is not None else "main"
+        return self._default_branch
 
     # --- references ------------------------------------------------------------------------------
 
@@ -205,6 +230,7 @@ class VersionStore:
                 expected_id == head_id,
                 state,
                 self._content_for_op,
+                self.sources.new_content_id,
             )
             if self.persist.config.namespace_validation:
                 conflicts = namespace_conflicts(
@@ -217,7 +243,7 @@ class VersionStore:
             create = CreateCommit(
                 parent_commit_id=head_id,
                 message=meta.message,
-                headers=meta.to_headers(datetime.datetime.now(datetime.UTC)),
+                headers=meta.to_headers(self.sources.now()),
                 adds=tuple(prepared.adds),
                 removes=tuple(prepared.removes),
                 unchanged=tuple(prepared.unchanged),
@@ -267,13 +293,29 @@ class VersionStore:
                 raise RetryNeeded() from None
 
     def _with_retries(self, attempt: Callable[[object], T]) -> T:
+        """Run ``attempt`` in the bounded retry loop. The number of attempts is recorded on the
+        result (CommitResult) or on the error, so load tools can count retries without a hook."""
+        retries = 0
+
+        def count(n: int, _: BaseException) -> None:
+            nonlocal retries
+            retries = n
+
         try:
-            return commit_retry(self.persist.config, attempt)
+            result = commit_retry(self.persist.config, attempt, on_retry=count)
         except RetryTimeout as e:
-            raise ReferenceRetryFailureError(
+            error = ReferenceRetryFailureError(
                 f"The commit operation could not be performed after {e.retries} retries within the "
                 f"configured commit timeout after {e.elapsed_nanos // 1_000_000} ms"
-            ) from e
+            )
+            error.attempts = e.retries + 1
+            raise error from e
+        except ReferenceConflictError as e:
+            e.attempts = retries + 1
+            raise
+        if retries and isinstance(result, CommitResult):
+            return dataclasses.replace(result, attempts=retries + 1)
+        return result
 
     def _conflicts(self, conflicts: Sequence[CommitConflict]) -> list[Conflict]:
         existing = [c.existing for c in conflicts]
@@ -301,6 +343,13 @@ class VersionStore:
 
     def get_value(self, where: RefOrHash, key: ContentKey) -> Content | None:
         return self.get_values(where, [key]).get(key)
+
+    def get_contents(self, where: RefOrHash, keys: Sequence[ContentKey]) -> ContentsAt:
+        """Like :meth:`get_values`, and also which commit was read (the branch head when
+        ``where`` is a reference), as Nessie's GET contents answers."""
+        at = self._resolve(where)
+        contents = self.get_values(at, keys)
+        return ContentsAt(at, contents, where if isinstance(where, NamedRef) else None)
 
     def get_entries(
         self,
@@ -426,22 +475,58 @@ class VersionStore:
     # --- merge and transplant --------------------------------------------------------------------
 
     def merge(
-        self, source: RefOrHash, target: NamedRef, expected_hash: ObjId | None = None, **options: Any
+        self,
+        source: RefOrHash,
+        target: NamedRef,
+        expected_hash: ObjId | None = None,
+        *,
+        source_hash: ObjId | None = None,
+        default_behavior: MergeBehavior = MergeBehavior.NORMAL,
+        key_behaviors: Sequence[MergeKeyBehavior] = (),
+        dry_run: bool = False,
+        meta: CommitMeta | None = None,
+        raise_on_conflict: bool = True,
     ) -> MergeResult:
         """Squash the source's changes since the merge base into one commit on ``target``; see
         :meth:`persist_spi.versionstore.merging.Merger.merge` for the options."""
         from persist_spi.versionstore.merging import Merger
 
-        return Merger(self).merge(source, target, expected_hash, **options)
+        return Merger(self).merge(
+            source,
+            target,
+            expected_hash,
+            source_hash=source_hash,
+            default_behavior=default_behavior,
+            key_behaviors=key_behaviors,
+            dry_run=dry_run,
+            meta=meta,
+            raise_on_conflict=raise_on_conflict,
+        )
 
     def transplant(
-        self, target: NamedRef, expected_hash: ObjId | None, sequence: Sequence[ObjId], **options: Any
+        self,
+        target: NamedRef,
+        expected_hash: ObjId | None,
+        sequence: Sequence[ObjId],
+        *,
+        default_behavior: MergeBehavior = MergeBehavior.NORMAL,
+        key_behaviors: Sequence[MergeKeyBehavior] = (),
+        dry_run: bool = False,
+        raise_on_conflict: bool = True,
     ) -> MergeResult:
         """Replay contiguous commits one by one on ``target``; see
         :meth:`persist_spi.versionstore.merging.Merger.transplant` for the options."""
         from persist_spi.versionstore.merging import Merger
 
-        return Merger(self).transplant(target, expected_hash, sequence, **options)
+        return Merger(self).transplant(
+            target,
+            expected_hash,
+            sequence,
+            default_behavior=default_behavior,
+            key_behaviors=key_behaviors,
+            dry_run=dry_run,
+            raise_on_conflict=raise_on_conflict,
+        )
 
     # --- helpers ---------------------------------------------------------------------------------
 
@@ -511,4 +596,9 @@ def _key_range(
     return begin, end
 
 
-__all__ = ["VersionStore"]
+def as_api(store: VersionStore) -> VersionStoreApi:
+    """The store as the shared contract (mypy checks here that VersionStore satisfies it)."""
+    return store
+
+
+__all__ = ["RefOrHash", "Validator", "VersionStore"]
