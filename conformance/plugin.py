@@ -15,6 +15,8 @@ A third-party adapter overrides one fixture, ``lochkit_backend_factory``, in its
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -98,6 +100,25 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     pytest_progress.install(session.config)  # after configure: the terminal reporter exists now
+    _interrupt_on_sigterm(session.config)
+
+
+def _interrupt_on_sigterm(config: pytest.Config) -> None:
+    """SIGTERM (a CI job cancelled, ``timeout``) ends the run like Ctrl-C: fixtures are torn down,
+    so the servers it started stop and their work directories go, instead of outliving it."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return  # someone else decided what SIGTERM does
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    signal.signal(signal.SIGTERM, interrupt)
+    config.add_cleanup(restore)
 
 
 def _check_backend_names(config: pytest.Config) -> None:
@@ -168,7 +189,9 @@ def lochkit_backend(
     outcome = _lochkit_pool.get(lochkit_backend_factory)
     report = request.config.stash[_REPORT_KEY]
     if isinstance(outcome, SetupFailure):
-        report.provisioning.setdefault(name, {"description": outcome.summary, "method": "none", "server": ""})
+        report.provisioning.setdefault(
+            name, {"description": f"{outcome.state}: {outcome.first_line}", "method": "none", "server": ""}
+        )
         failures = request.config.stash[_FAILURES_KEY]
         if outcome.skippable and name in request.config.stash.get(_IMPLICIT_KEY, set()):
             failures.skip(request.node, outcome)

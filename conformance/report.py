@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
+_PLURAL = {"error": "errors"}
 #: A reason shared by more tests than this is printed with a count instead of their names.
 _NAMED_TESTS = 3
 
@@ -50,8 +51,8 @@ class ConformanceReport:
             if info.get("method") == "none":
                 # Not provisioned or refused: no test ran, so a table of zeros says nothing.
                 totals = self._totals(backend)
-                ran = ", ".join(f"{n} {o}" for o, n in totals.items() if n)
-                out.append(f"backend {backend}: {info.get('description', '')} ({ran})")
+                ran = ", ".join(f"{n} {_PLURAL.get(o, o) if n > 1 else o}" for o, n in totals.items() if n)
+                out.append(f"backend {backend} {info.get('description', '')} ({ran})")
                 continue
             out.append(f"backend {backend}: {info.get('description', '')}".rstrip())
             out.append(f"  {'area':<28}" + "".join(f"{o:>9}" for o in OUTCOMES))

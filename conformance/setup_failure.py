@@ -70,7 +70,7 @@ class SetupFailure:
         if isinstance(error, LochkitError):
             return cls(backend, state, str(error).removeprefix(f"{backend}: "))
         details = "".join(traceback.format_exception(error)).rstrip()
-        return cls(backend, state, f"{type(error).__name__}: {error}", details)
+        return cls(backend, state, f"{type(error).__name__}: {error}", details=details)
 
     @property
     def first_line(self) -> str:

@@ -2,7 +2,7 @@
 
 Every run directory is made here and removed here: when its server stops, when starting it fails,
 and, for whatever is still left (an exception between creation and use), when the process exits.
-``LOCHKIT_KEEP_WORKDIR=1`` keeps them for debugging; removal then says where they are.
+``LOCHKIT_KEEP_WORKDIR=1`` keeps them for debugging.
 """
 
 from __future__ import annotations
@@ -29,13 +29,11 @@ def make_workdir(name: str) -> Path:
     return path
 
 
-def remove_workdir(path: Path) -> bool:
-    """Delete ``path`` (unless LOCHKIT_KEEP_WORKDIR is set); True if it is gone."""
+def remove_workdir(path: Path) -> None:
+    """Delete ``path``, unless LOCHKIT_KEEP_WORKDIR is set."""
     _LIVE.discard(path)
-    if keep_requested():
-        return False
-    shutil.rmtree(path, ignore_errors=True)
-    return not path.exists()
+    if not keep_requested():
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @contextlib.contextmanager

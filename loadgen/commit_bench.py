@@ -233,8 +233,7 @@ def run_from_args(args: argparse.Namespace, usage_error: Callable[[str], NoRetur
     except UnknownBackend as e:
         usage_error(str(e))
     try:
-        with hints.running(hints.BENCH):
-            adapter = factory.create(url)
+        adapter = factory.create(url)
     except BackendConfigError as e:
         usage_error(str(e))
     except LochkitError as e:

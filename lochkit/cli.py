@@ -10,6 +10,7 @@ from types import ModuleType
 
 from lochkit.commands import COMMANDS
 from lochkit.help_format import HelpFormatter
+from persist_spi import hints
 
 
 def _command(name: str) -> ModuleType:
@@ -27,6 +28,11 @@ def version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    return build_parsers()[0]
+
+
+def build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The ``lochkit`` parser, and each subcommand's own parser by name."""
     parser = argparse.ArgumentParser(
         prog="lochkit",
         description="Prove a Nessie-style versioned-catalog storage layer on real databases.",
@@ -34,19 +40,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"lochkit {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands: dict[str, argparse.ArgumentParser] = {}
     for name in COMMANDS:
         module = _command(name)
         if getattr(module, "OWN_PARSER", False):
             sub.add_parser(module.NAME, help=module.HELP, add_help=False)
             continue
-        command = sub.add_parser(
+        command = commands[module.NAME] = sub.add_parser(
             module.NAME,
             help=module.HELP,
             description=getattr(module, "DESCRIPTION", None) or module.HELP,
             formatter_class=HelpFormatter,
         )
         module.add_arguments(command)
-    return parser
+    return parser, commands
+
+
+def command_syntax(name: str, parser: argparse.ArgumentParser | None) -> hints.CommandSyntax:
+    """How hints given while ``lochkit NAME`` runs name its options."""
+    options = [option for action in parser._actions for option in action.option_strings] if parser else []
+    return hints.for_command(f"lochkit {name}", options)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,6 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in COMMANDS:
         module = _command(argv[0])
         if getattr(module, "OWN_PARSER", False):
-            return int(module.run_raw(argv[1:] + passthrough))
-    args = build_parser().parse_args(argv)
-    return int(_command(args.command).run(args, passthrough))
+            with hints.running(command_syntax(argv[0], None)):
+                return int(module.run_raw(argv[1:] + passthrough))
+    parser, commands = build_parsers()
+    args = parser.parse_args(argv)
+    with hints.running(command_syntax(args.command, commands[args.command])):
+        return int(_command(args.command).run(args, passthrough))

@@ -3,14 +3,15 @@
 The same problem has different fixes depending on how lochkit was started: a server address is
 ``--backend-url NAME=URL`` for ``pytest``, ``--url URL`` for ``lochkit conformance`` and
 ``lochkit bench``, and ``lochkit servers`` takes none at all. Messages ask this module for the words
-(:func:`pass_url`, :func:`use_method`), and each entry point says once which command is running
-(:func:`running`), so every hint is something the user can paste into the command they ran.
+(:func:`pass_url`, :func:`use_method`), and the entry point says once which command is running
+(:func:`running`; the ``lochkit`` CLI does it for every subcommand from the options its parser
+has), so every hint is something the user can paste into the command they ran.
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Final
@@ -44,9 +45,18 @@ class CommandSyntax:
 
 
 PYTEST: Final = CommandSyntax("pytest", "--backend-url", "--provision", reads_url_env=True)
-CONFORMANCE: Final = CommandSyntax("lochkit conformance", "--url", "--provision", reads_url_env=True)
-BENCH: Final = CommandSyntax("lochkit bench", "--url", None, reads_url_env=True)
-SERVERS: Final = CommandSyntax("lochkit servers", None, None, reads_url_env=False)
+
+
+def for_command(name: str, options: Collection[str]) -> CommandSyntax:
+    """The syntax of a command that takes ``options``: its ``--url`` (one backend per run; such
+    commands read LOCHKIT_<NAME>_URL too) and ``--provision``, where it has them."""
+    url = "--url" if "--url" in options else None
+    provision = "--provision" if "--provision" in options else None
+    return CommandSyntax(name, url, provision, reads_url_env=url is not None)
+
+
+#: The command that takes any backend's address; named when the running command takes none.
+CONFORMANCE: Final = for_command("lochkit conformance", ("--url", "--provision"))
 
 # pytest is the default: the conformance plugin is the entry point a library user meets first.
 _running: CommandSyntax = PYTEST

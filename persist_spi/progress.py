@@ -54,15 +54,22 @@ class Step:
 
 
 class Reporter:
-    """Writes steps as they end through ``write_line``; with ``live`` (a terminal), also redraws
-    the running step there every ``interval`` seconds."""
+    """Writes each step that took at least ``min_seconds`` through ``write_line`` when it ends (a
+    step over sooner kept nobody waiting; a failed one is explained by its error); with ``live``
+    (a terminal), also redraws the running step there every ``interval`` seconds."""
 
     def __init__(
-        self, write_line: Callable[[str], None], live: TextIO | None = None, interval: float = 1.0
+        self,
+        write_line: Callable[[str], None],
+        live: TextIO | None = None,
+        *,
+        interval: float = 1.0,
+        min_seconds: float = 1.0,
     ) -> None:
         self._write_line = write_line
         self._live = live
         self._interval = interval
+        self._min_seconds = min_seconds
         self._steps: list[Step] = []
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -97,7 +104,8 @@ class Reporter:
             with self._lock:  # so the live line is not redrawn between clearing it and this line
                 self._steps.remove(current)
                 self._clear_live()
-                self._write_line(f"{what}: {'done in' if ok else 'failed after'} {seconds:.1f} s")
+                if seconds >= self._min_seconds:
+                    self._write_line(f"{what}: {'done in' if ok else 'failed after'} {seconds:.1f} s")
             self._wake.set()
 
     def _start_drawing(self) -> None:

@@ -25,7 +25,6 @@ from conformance.servers.process import (
     cache_path,
     free_port,
     maven_fetch,
-    maven_fetched,
     port_answers,
 )
 from persist_spi import hints
@@ -270,10 +269,9 @@ class CassandraProvisioner(ServerProvisioner):
     def local_status(self, backend: str) -> LocalServerStatus:
         if backend == "scylladb":
             return LocalServerStatus(backend, None, impossible=_no_local_scylla())
-        dest = cache_path("cassandra", VERSION)
-        installed = f"Apache Cassandra {VERSION} in {dest / 'lib'}" if maven_fetched(dest) else None
-        needs = (requirements.java(17),) if installed else (requirements.java(17), requirements.maven())
-        return LocalServerStatus(backend, installed, needs)
+        return requirements.maven_jars_status(
+            backend, f"Apache Cassandra {VERSION}", cache_path("cassandra", VERSION)
+        )
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
         if backend == "scylladb":

@@ -20,7 +20,6 @@ from conformance.servers.process import (
     cache_path,
     free_port,
     maven_fetch,
-    maven_fetched,
 )
 
 #: ``group:artifact:version`` of DynamoDB Local.
@@ -45,10 +44,9 @@ class DynamoDBProvisioner(ServerProvisioner):
         return f"DynamoDB Local {VERSION} in {lib}"
 
     def local_status(self, backend: str) -> LocalServerStatus:
-        dest = cache_path("dynamodb", VERSION)
-        installed = f"DynamoDB Local {VERSION} in {dest / 'lib'}" if maven_fetched(dest) else None
-        needs = (requirements.java(17),) if installed else (requirements.java(17), requirements.maven())
-        return LocalServerStatus(backend, installed, needs)
+        return requirements.maven_jars_status(
+            backend, f"DynamoDB Local {VERSION}", cache_path("dynamodb", VERSION)
+        )
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
         java = shutil.which("java")

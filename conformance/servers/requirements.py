@@ -8,8 +8,10 @@ import re
 import shutil
 import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 
-from conformance.provisioning import Requirement
+from conformance.provisioning import LocalServerStatus, Requirement
+from conformance.servers.process import maven_fetched
 
 
 def _output(cmd: Sequence[str]) -> str:
@@ -26,16 +28,25 @@ def _first_line(text: str) -> str:
     return plain.splitlines()[0] if plain else ""
 
 
-def java(minimum: int = 17) -> Requirement:
-    what = f"Java {minimum} or newer (a JDK)"
-    how = "install a JDK, e.g. apt-get install openjdk-17-jdk-headless"
-    if shutil.which("java") is None:
+def _versioned(
+    binary: str, args: Sequence[str], pattern: str, minimum: tuple[int, ...], what: str, how: str
+) -> Requirement:
+    """``binary``, if its version banner (the first line ``binary args`` prints) shows at least
+    ``minimum`` in the groups of ``pattern``."""
+    if shutil.which(binary) is None:
         return Requirement(what, None, how)
-    banner = _first_line(_output(["java", "-version"]))
-    match = re.search(r'version "(\d+)', banner)
-    if match is None or int(match.group(1)) < minimum:
-        return Requirement(what, None, f"{how} (found: {banner or 'an unknown java'})")
+    banner = _first_line(_output([binary, *args]))
+    match = re.search(pattern, banner)
+    if match is None or tuple(int(g) for g in match.groups()) < minimum:
+        return Requirement(what, None, f"{how} (found: {banner or 'a ' + binary + ' without a version'})")
     return Requirement(what, banner, how)
+
+
+def java(minimum: int = 17) -> Requirement:
+    how = "install a JDK, e.g. apt-get install openjdk-17-jdk-headless"
+    return _versioned(
+        "java", ["-version"], r'version "(\d+)', (minimum,), f"Java {minimum} or newer (a JDK)", how
+    )
 
 
 def maven() -> Requirement:
@@ -47,16 +58,17 @@ def maven() -> Requirement:
 
 
 def go(minimum: tuple[int, int] = (1, 24)) -> Requirement:
-    wanted = ".".join(map(str, minimum))
-    what = f"Go {wanted} or newer (builds FerretDB from the Go module proxy)"
+    what = f"Go {minimum[0]}.{minimum[1]} or newer (builds FerretDB from the Go module proxy)"
     how = "install Go from https://go.dev/dl or your package manager"
-    if shutil.which("go") is None:
-        return Requirement(what, None, how)
-    banner = _first_line(_output(["go", "version"]))
-    match = re.search(r"go(\d+)\.(\d+)", banner)
-    if match is None or (int(match.group(1)), int(match.group(2))) < minimum:
-        return Requirement(what, None, f"{how} (found: {banner or 'an unknown go'})")
-    return Requirement(what, banner, how)
+    return _versioned("go", ["version"], r"go(\d+)\.(\d+)", minimum, what, how)
+
+
+def maven_jars_status(backend: str, server: str, dest: Path) -> LocalServerStatus:
+    """A JVM server whose jars :func:`~conformance.servers.process.maven_fetch` puts in ``dest``:
+    installed once fetched; running needs Java 17+, fetching Maven too."""
+    if maven_fetched(dest):
+        return LocalServerStatus(backend, f"{server} in {dest / 'lib'}", (java(17),))
+    return LocalServerStatus(backend, None, (java(17), maven()))
 
 
 def apt_as_root() -> Requirement:

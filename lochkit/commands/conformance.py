@@ -45,8 +45,6 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return 1
-    from persist_spi import hints
-
     pytest_args = ["--pyargs", "conformance.all", "-p", "no:cacheprovider", "-q"]
     for plugin in UNUSED_PLUGINS:
         pytest_args += ["-p", f"no:{plugin}"]
@@ -59,8 +57,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         pytest_args += ["-k", args.keyword]
     if args.exitfirst:
         pytest_args.append("-x")
-    with hints.running(hints.CONFORMANCE):
-        code = int(pytest.main([*pytest_args, *passthrough]))
+    code = int(pytest.main([*pytest_args, *passthrough]))
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("lochkit: no conformance test was selected; check --keyword", file=sys.stderr)
     return code

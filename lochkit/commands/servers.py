@@ -40,23 +40,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from conformance.provisioning import ProvisioningFailed, provisioners
-    from persist_spi import hints
 
     known = provisioners()
     if args.action != "list" and not args.name:
         args._usage_error(f"'{args.action}' needs a server name: one of {', '.join(sorted(known))}")
     if args.action != "list" and args.name not in known:
         args._usage_error(f"no local server for '{args.name}'; known: {', '.join(sorted(known))}")
-    with hints.running(hints.SERVERS):
-        try:
-            if args.action == "list":
-                return _list(known)
-            if args.action == "install":
-                return _install(args.name)
-            return _start(args.name, args.show_secrets)
-        except ProvisioningFailed as e:
-            print(f"lochkit servers: {e}", file=sys.stderr)
-            return 1
+    try:
+        if args.action == "list":
+            return _list(known)
+        if args.action == "install":
+            return _install(args.name)
+        return _start(args.name, args.show_secrets)
+    except ProvisioningFailed as e:
+        print(f"lochkit servers: {e}", file=sys.stderr)
+        return 1
 
 
 def _list(known: Mapping[str, ServerProvisioner]) -> int:
@@ -108,7 +106,8 @@ def _start(name: str, show_secrets: bool) -> int:
                 stop.wait()
         finally:
             provisioned.stop()
-    print(f"{name}: stopped; removed {where}", flush=True)
+    kept = f"kept {where}" if where.exists() else f"removed {where}"
+    print(f"{name}: stopped; {kept}", flush=True)
     return 0
 
 

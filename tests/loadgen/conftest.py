@@ -4,7 +4,6 @@ real Nessie server (provisioned once per session; set LOCHKIT_NESSIE_TESTS=1, as
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,12 +22,14 @@ def nessie_server() -> Iterator[str]:
     if os.environ.get("LOCHKIT_NESSIE_TESTS") != "1":
         pytest.skip("the real Nessie server runs when LOCHKIT_NESSIE_TESTS=1 (needs Java 21+, a 245 MB jar)")
     from conformance.servers.nessie import PROVISIONER
+    from conformance.workdir import workdir
 
-    provisioned = PROVISIONER.local_process("nessie", Path(tempfile.mkdtemp(prefix="lochkit-nessie-test-")))
-    try:
-        yield provisioned.url or ""
-    finally:
-        provisioned.stop()
+    with workdir("nessie-test") as where:
+        provisioned = PROVISIONER.local_process("nessie", where)
+        try:
+            yield provisioned.url or ""
+        finally:
+            provisioned.stop()
 
 
 @pytest.fixture(params=TARGETS)
