@@ -4,8 +4,6 @@ command, it parses with that command's own parser."""
 from __future__ import annotations
 
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,8 @@ from lochkit.cli import build_parsers, command_syntax
 from lochkit.commands import COMMANDS
 from persist_spi import hints
 from persist_spi.registry import backend_factory
+
+pytest_plugins = ["pytester"]
 
 URL = "postgresql://root@HOST:26257/defaultdb?sslmode=disable&x=1"
 
@@ -53,19 +53,13 @@ def test_the_lochkit_cli_chooses_the_syntax_from_the_commands_options() -> None:
     assert command_syntax("servers", commands["servers"]).url_option is None
 
 
-def test_hints_for_pytest_parse_with_the_plugins_options(tmp_path: Path) -> None:
+def test_hints_for_pytest_parse_with_the_plugins_options(pytester: pytest.Pytester) -> None:
     with hints.running(hints.PYTEST):
         suggestions = [hints.pass_url("cockroachdb", URL), hints.use_method("cockroachdb", "testcontainers")]
     argv = [arg for hint in suggestions for arg in _suggested_arguments(hint)]
-    (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider", *argv, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr  # a usage error would be 4
+    pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")
+    result = pytester.runpytest("--co", "-q", "-p", "no:cacheprovider", *argv)
+    assert result.ret == pytest.ExitCode.OK  # a usage error would be 4
 
 
 def test_provisioning_messages_follow_the_running_command(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ along; elsewhere one line per step when it ends. Every provisioner gets this wit
 from __future__ import annotations
 
 import io
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -109,7 +110,7 @@ def test_an_install_command_shows_its_latest_output_and_keeps_its_tail_for_error
     finally:
         progress.install(previous)
     assert out.splitlines() == ["fetched 0", "fetched 1", "fetched 2"]
-    assert "fetching (0 s): fetched 1" in screen.getvalue()
+    assert re.search(r"\r\x1b\[Kfetching \(\d+ s\): fetched \d", screen.getvalue())
 
 
 SLOW_SUITE = """
@@ -131,7 +132,6 @@ class Slow(ServerProvisioner):
         return Provisioned(backend, "slow://here", "local-process")
 
 
-provisioning.provisioners = lambda: {"slowdb": Slow()}
 
 
 class Factory(InMemoryBackendFactory):
@@ -153,6 +153,16 @@ class TestProbe(ConformanceSuite):
 
 def test_during_a_pytest_run_steps_reach_the_terminal_past_output_capture(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_probe=SLOW_SUITE)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    # Known before any fixture runs, gone with the session (this run shares our process).
+    pytester.makeconftest(
+        "from conformance import provisioning\n"
+        "ORIGINAL = provisioning.provisioners\n"
+        "def pytest_configure(config):\n"
+        "    from test_probe import Slow\n"
+        "    provisioning.provisioners = lambda: {'slowdb': Slow()}\n"
+        "def pytest_unconfigure(config):\n"
+        "    provisioning.provisioners = ORIGINAL\n"
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     result.stdout.re_match_lines([r"slowdb: starting a local server: done in 1\.\d s"])
