@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from conformance.harness import BackendUnderTest
@@ -26,8 +27,10 @@ from persist_spi.registry import BackendFactory
 @dataclass
 class _Running:
     key: tuple[str, type]
-    backend: BackendUnderTest
+    #: None for a server the suites reach only through its API (a Nessie server).
+    backend: BackendUnderTest | None
     provisioned: Provisioned
+    workdir: Path
 
 
 @dataclass
@@ -35,7 +38,7 @@ class BackendPool:
     urls: Mapping[str, str]
     method: str
     current: _Running | None = None
-    #: Backends that could not be provisioned or set up, with why (never asked again).
+    #: Backends and servers that could not be provisioned or set up, with why (never asked again).
     failed: dict[tuple[str, type], SetupFailure] = field(default_factory=dict)
 
     def get(self, factory: BackendFactory) -> tuple[BackendUnderTest, dict[str, Any]] | SetupFailure:
@@ -44,25 +47,13 @@ class BackendPool:
         key = (factory.name, type(factory))
         if key in self.failed:
             return self.failed[key]
-        if self.current is not None and self.current.key == key:
-            return self.current.backend, _facts(self.current)
-        self.close()
-        workdir = make_workdir(factory.name)
-        try:
-            provisioned = provision(
-                factory.name, factory, urls=self.urls, method=self.method, workdir=workdir
-            )
-        except ProvisioningFailed as e:
-            remove_workdir(workdir)
-            self.failed[key] = SetupFailure.unavailable(factory.name, e)
-            return self.failed[key]
-        except Exception as e:  # a bug in a provisioner: a failure even under --backend all
-            remove_workdir(workdir)
-            self.failed[key] = SetupFailure.refused(factory.name, e)
-            return self.failed[key]
-        except BaseException:
-            remove_workdir(workdir)
-            raise
+        current = self.current
+        if current is not None and current.key == key and current.backend is not None:
+            return current.backend, _facts(current)
+        started = self._start(key, factory.name, factory)
+        if isinstance(started, SetupFailure):
+            return started
+        provisioned, workdir = started
         try:
             adapter = factory.create(provisioned.url, provisioned.options)
             try:
@@ -79,26 +70,63 @@ class BackendPool:
             return self.failed[key]
         provisioned.server = provisioned.server or adapter.server_version() or ""
         backend = BackendUnderTest(factory.name, factory, adapter, provisioned, workdir)
-        self.current = _Running(key, backend, provisioned)
+        self.current = _Running(key, backend, provisioned, workdir)
         return backend, _facts(self.current)
+
+    def get_server(self, name: str) -> Provisioned | SetupFailure:
+        """A server used only through its API (``nessie``), started like the database servers
+        and sharing their one-at-a-time slot."""
+        key = (name, Provisioned)
+        if key in self.failed:
+            return self.failed[key]
+        if self.current is not None and self.current.key == key:
+            return self.current.provisioned
+        started = self._start(key, name, None)
+        if isinstance(started, SetupFailure):
+            return started
+        provisioned, workdir = started
+        self.current = _Running(key, None, provisioned, workdir)
+        return provisioned
+
+    def _start(
+        self, key: tuple[str, type], name: str, factory: BackendFactory | None
+    ) -> tuple[Provisioned, Path] | SetupFailure:
+        """Stops the current server and provisions ``name``'s in a fresh work directory."""
+        self.close()
+        workdir = make_workdir(name)
+        try:
+            return provision(name, factory, urls=self.urls, method=self.method, workdir=workdir), workdir
+        except ProvisioningFailed as e:
+            failure = SetupFailure.unavailable(name, e)
+        except Exception as e:  # a bug in a provisioner: a failure even under --backend all
+            failure = SetupFailure.refused(name, e)
+        except BaseException:
+            remove_workdir(workdir)
+            raise
+        remove_workdir(workdir)
+        self.failed[key] = failure
+        return failure
 
     def close(self) -> None:
         running, self.current = self.current, None
         if running is None:
             return
         try:
-            with contextlib.suppress(Exception):
-                running.backend.close()
+            if running.backend is not None:
+                with contextlib.suppress(Exception):
+                    running.backend.close()
         finally:
             running.provisioned.stop()
-            remove_workdir(running.backend.workdir)
+            remove_workdir(running.workdir)
 
 
 def _facts(running: _Running) -> dict[str, Any]:
     provisioned = running.provisioned
-    return {
+    facts: dict[str, Any] = {
         "description": provisioned.describe(),
         "method": provisioned.method,
         "server": provisioned.server,
-        "capabilities": running.backend.adapter.capabilities.describe(),
     }
+    if running.backend is not None:
+        facts["capabilities"] = running.backend.adapter.capabilities.describe()
+    return facts

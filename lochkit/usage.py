@@ -15,3 +15,17 @@ def backend_name(text: str) -> str:
     except UnknownBackend as e:
         raise argparse.ArgumentTypeError(str(e)) from None
     return text
+
+
+def suite_target(text: str) -> str:
+    """What ``lochkit conformance`` can run the suites against (argparse ``type=``): an installed
+    backend, ``serve:BACKEND`` or ``nessie``."""
+    from conformance.suite_targets import parse_target
+
+    try:
+        target = parse_target(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if target.backend is not None:
+        backend_name(target.backend)
+    return text

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from lochkit.usage import backend_name
+from lochkit.usage import suite_target
 
 NAME = "conformance"
 HELP = "run the conformance suites against one backend"
@@ -20,7 +20,11 @@ UNUSED_PLUGINS = ("locust",)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--backend", required=True, type=backend_name, help="backend name (see: lochkit backends)"
+        "--backend",
+        required=True,
+        type=suite_target,
+        help="backend name (see: lochkit backends), serve:NAME (the version-store suites through "
+        "lochkit serve over NAME) or nessie (a real Nessie server)",
     )
     parser.add_argument("--url", help="address of an already running server (default: obtain one)")
     parser.add_argument(
@@ -50,7 +54,11 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         pytest_args += ["-p", f"no:{plugin}"]
     pytest_args += ["--backend", args.backend, "--provision", args.provision]
     if args.url:
-        pytest_args += ["--backend-url", f"{args.backend}={args.url}"]
+        from conformance.suite_targets import parse_target
+
+        # serve:NAME drives NAME's server: the address is NAME's (--backend was checked already).
+        target = parse_target(args.backend)
+        pytest_args += ["--backend-url", f"{target.backend or args.backend}={args.url}"]
     if args.report:
         pytest_args += ["--lochkit-report", args.report]
     if args.keyword:

@@ -38,6 +38,7 @@ from persist_spi.objs import CommitObj, ContentValueObj, tag_obj
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
 from persist_spi.versionstore.api import RefOrHash, Validator, VersionStoreApi
+from persist_spi.versionstore.commit_specs import RelativeSpec, resolve_relative
 from persist_spi.versionstore.committing import CommitState, decode_value, prepare_commit
 from persist_spi.versionstore.content import Content, ContentKey
 from persist_spi.versionstore.errors import (
@@ -49,9 +50,10 @@ from persist_spi.versionstore.errors import (
     ReferenceRetryFailureError,
 )
 from persist_spi.versionstore.keymap import from_store_key, store_key_max, store_key_min, to_store_key
-from persist_spi.versionstore.meta import CommitMeta
+from persist_spi.versionstore.meta import CommitMeta, commit_meta_of, commit_time_of
 from persist_spi.versionstore.namespaces import namespace_conflicts
 from persist_spi.versionstore.operations import Delete, MergeBehavior, MergeKeyBehavior, Operation, Put
+from persist_spi.versionstore.ref_details import reference_history, reference_metadata
 from persist_spi.versionstore.refs import NamedRef, ReferenceAssigned, ReferenceInfo, RefKind, from_full_name
 from persist_spi.versionstore.results import (
     CommitResult,
@@ -60,6 +62,8 @@ from persist_spi.versionstore.results import (
     KeyEntry,
     LogEntry,
     MergeResult,
+    ReferenceHistory,
+    ReferenceMetadata,
 )
 from persist_spi.versionstore.sources import DEFAULT_SOURCES, StoreSources
 
@@ -173,19 +177,44 @@ class VersionStore:
             raise ReferenceNotFoundError(f"Named reference '{ref.name}' not found") from None
         return ReferenceAssigned(ref, current.pointer, target)
 
-    def hash_on_reference(self, ref: NamedRef | None, hash_: ObjId | None) -> ObjId:
+    def hash_on_reference(
+        self, ref: NamedRef | None, hash_: ObjId | None, relative: Sequence[RelativeSpec] = ()
+    ) -> ObjId:
         """The commit a read addresses: the head of ``ref``, a commit in its history, or (without
-        a ref) a detached commit that must exist."""
+        a ref) a detached commit that must exist; then ``relative`` lookups from there (see
+        :mod:`persist_spi.versionstore.commit_specs`)."""
         if ref is None:
             if hash_ is None:
                 raise ValueError("Give a reference, a hash, or both")
             self._check_commit_exists(hash_)
-            return hash_
+            start = hash_
+        else:
+            head = self._row(ref).pointer
+            start = head if hash_ is None else hash_
+            if start != head:
+                self._find_in_history(ref, head, start)
+        if not relative:
+            return start
+        try:
+            return resolve_relative(start, relative, self._existing_commit, commit_time_of)
+        except ObjNotFound as e:
+            raise ReferenceNotFoundError(f"Commit '{e.obj_ids[0]}' not found") from None
+
+    def _existing_commit(self, commit_id: ObjId) -> CommitObj:
+        return self.persist.fetch_as(commit_id, CommitObj)
+
+    def reference_metadata(self, ref: NamedRef, base: NamedRef | None = None) -> ReferenceMetadata:
+        """The head's commit meta and commit count; for a branch other than ``base`` (default: the
+        default branch), the commits ahead and behind it and their common ancestor."""
         head = self._row(ref).pointer
-        if hash_ is None or hash_ == head:
-            return head
-        self._find_in_history(ref, head, hash_)
-        return hash_
+        base = base if base is not None else NamedRef(self.default_branch(), RefKind.BRANCH)
+        base_row = self.refs.get_references([base.full_name])[0]
+        base_head = base_row.pointer if base_row is not None else None
+        return reference_metadata(self.commits, ref, head, base, base_head)
+
+    def reference_history(self, ref: NamedRef, head_commits_to_scan: int | None = None) -> ReferenceHistory:
+        """The reference's head and its recorded former heads, each checked for consistency."""
+        return reference_history(self.persist, ref, self._row(ref), head_commits_to_scan)
 
     def _resolve(self, where: RefOrHash) -> ObjId:
         return (
@@ -410,10 +439,7 @@ class VersionStore:
             raise ReferenceNotFoundError(str(e)) from None
 
     def _log_entry(self, commit: CommitObj, with_operations: bool) -> LogEntry:
-        parents = (commit.direct_parent, *commit.secondary_parents)
-        meta = CommitMeta.from_commit(
-            commit.message, commit.headers, str(commit.id), tuple(str(p) for p in parents)
-        )
+        meta = commit_meta_of(commit)
         operations: tuple[Operation, ...] | None = None
         if with_operations:
             ops = self.commits.indexes.commit_operations(commit)
@@ -513,8 +539,10 @@ class VersionStore:
         key_behaviors: Sequence[MergeKeyBehavior] = (),
         dry_run: bool = False,
         raise_on_conflict: bool = True,
+        message: str | None = None,
     ) -> MergeResult:
-        """Replay contiguous commits one by one on ``target``; see
+        """Replay contiguous commits one by one on ``target`` (``message`` replaces the message of
+        a single transplanted commit); see
         :meth:`persist_spi.versionstore.merging.Merger.transplant` for the options."""
         from persist_spi.versionstore.merging import Merger
 
@@ -526,6 +554,7 @@ class VersionStore:
             key_behaviors=key_behaviors,
             dry_run=dry_run,
             raise_on_conflict=raise_on_conflict,
+            message=message,
         )
 
     # --- helpers ---------------------------------------------------------------------------------
