@@ -223,11 +223,14 @@ def lochkit_target(lochkit_backend_name: str) -> SuiteTarget:
 
 
 @pytest.fixture(scope="session")
-def lochkit_backend_factory(lochkit_target: SuiteTarget) -> BackendFactory:
+def lochkit_backend_factory(request: pytest.FixtureRequest, lochkit_target: SuiteTarget) -> BackendFactory:
     """Override this fixture to run the suites against your own adapter."""
     if lochkit_target.backend is None:
         reason = CAPABILITIES[lochkit_target.transport].reasons["storage_access"]
-        pytest.skip(f"{lochkit_target.name} does not declare capability 'storage_access': {reason}")
+        request.config.stash[_FAILURES_KEY].skip_backend_wide(
+            lochkit_target.name,
+            f"{lochkit_target.name} does not declare capability 'storage_access': {reason}",
+        )
     return backend_factory(lochkit_target.backend)
 
 
@@ -274,7 +277,7 @@ def _unusable(request: pytest.FixtureRequest, name: str, failure: SetupFailure) 
     )
     failures = request.config.stash[_FAILURES_KEY]
     if failure.skippable and name in request.config.stash.get(_IMPLICIT_KEY, set()):
-        failures.skip(request.node, failure)
+        failures.skip(failure)
     failures.fail(request.node, failure)
 
 
@@ -307,7 +310,9 @@ def _lochkit_gate(request: pytest.FixtureRequest) -> None:
     node = request.node
     target: SuiteTarget = request.getfixturevalue("lochkit_target")
     if target.over_rest and not getattr(cls, "runs_over_rest", False):
-        pytest.skip(f"{target.name}: {STORAGE_ONLY_REASON}")
+        request.config.stash[_FAILURES_KEY].skip_backend_wide(
+            target.name, f"{target.name}: {STORAGE_ONLY_REASON}"
+        )
     target_caps = CAPABILITIES[target.transport]
     needed = [c for marker in node.iter_markers("lochkit_requires") for c in marker.args]
     for capability in needed:

@@ -32,7 +32,6 @@ BLOCKED: Final = "blocked"
 NOT_AVAILABLE: Final = "is not available here"
 _HEADLINE_WIDTH: Final = 160
 _BLOCKED_KEY = pytest.StashKey[bool]()
-_SKIP_KEY = pytest.StashKey[tuple[str, str]]()
 
 
 @dataclass(frozen=True)
@@ -109,7 +108,8 @@ class SetupFailures:
     def __init__(self) -> None:
         #: Failures that failed tests, with how many, in the order met.
         self.failed: dict[SetupFailure, int] = {}
-        self.skipped: dict[SetupFailure, int] = {}
+        #: Skip reasons that hold for every test of a backend or target, and which one.
+        self._backend_wide: dict[str, str] = {}
 
     def fail(self, node: pytest.Item, failure: SetupFailure) -> NoReturn:
         """Fail ``node``'s setup: in full the first time this failure is met, in one line after."""
@@ -121,11 +121,14 @@ class SetupFailures:
         self.failed[failure] = self.failed.get(failure, 0) + 1
         pytest.fail(text, pytrace=False)
 
-    def skip(self, node: pytest.Item, failure: SetupFailure) -> NoReturn:
-        """Skip ``node``: its backend came only through ``--backend all`` and cannot be used here."""
-        self.skipped[failure] = self.skipped.get(failure, 0) + 1
-        reason = failure.summary
-        node.stash[_SKIP_KEY] = (failure.backend, reason)
+    def skip(self, failure: SetupFailure) -> NoReturn:
+        """Skip a test whose backend came only through ``--backend all`` and cannot be used here."""
+        self.skip_backend_wide(failure.backend, failure.summary)
+
+    def skip_backend_wide(self, backend: str, reason: str) -> NoReturn:
+        """Skip a test for a ``reason`` that holds for every test of ``backend`` (a backend or a
+        suite target): pytest then folds all of them into one summary line."""
+        self._backend_wide[reason] = backend
         pytest.skip(reason)
 
     def closing_lines(self) -> list[str]:
@@ -147,11 +150,12 @@ class SetupFailures:
         if report.when == "setup":
             if item.stash.get(_BLOCKED_KEY, False) and report.failed:
                 report.lochkit_blocked = True
-            skipped = item.stash.get(_SKIP_KEY, None)
-            if skipped is not None and report.skipped:
-                # One "location" for all of them, so that pytest folds them into one summary line.
-                backend, reason = skipped
-                report.longrepr = (f"backend {backend}", None, f"Skipped: {reason}")
+            if report.skipped and isinstance(report.longrepr, tuple):
+                reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+                backend = self._backend_wide.get(reason)
+                if backend is not None:
+                    # One "location" for all of them, so that pytest folds them into one line.
+                    report.longrepr = (f"backend {backend}", None, f"Skipped: {reason}")
         return report
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
