@@ -346,12 +346,14 @@ def lochkit_version_store(request: pytest.FixtureRequest, lochkit_target: SuiteT
     """The version store the suites drive, over a repository with an empty ``main`` branch: the
     in-process VersionStore, or lochkit's Nessie REST client talking to ``lochkit serve`` over
     that store, or to a Nessie server (see :mod:`conformance.suite_targets`)."""
-    from conformance.rest_harness import reset_nessie
-    from nessie_client import NessieRestClient
     from persist_spi.logic.repository_logic import RepositoryLogic
     from persist_spi.versionstore.store import VersionStore
 
     if lochkit_target.transport == NESSIE:
+        # Only REST targets need the REST client (and its HTTP library, in the loadgen/serve extras).
+        from conformance.rest_harness import reset_nessie
+        from nessie_client import NessieRestClient
+
         uri = request.getfixturevalue("_lochkit_nessie_uri")
         with NessieRestClient(uri) as client:
             reset_nessie(client)
