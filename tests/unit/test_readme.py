@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,3 +91,40 @@ def test_tox_says_which_tests_its_environments_run() -> None:
     assert command in comment  # it names what it runs
     if command != "tests" and not command.startswith("tests/unit"):
         assert "runs the unit tests" not in comment
+
+
+#: Modules only other extras bring: the first command installs none of them.
+OTHER_EXTRAS_MODULES = (
+    "requests", "starlette", "uvicorn", "cel", "pyarrow", "locust", "pyspark", "pandas",
+    "psycopg", "pymongo", "cassandra", "boto3", "testcontainers", "docker",
+)  # fmt: skip
+
+WITHOUT_OTHER_EXTRAS = """
+import sys
+from importlib.abc import MetaPathFinder
+
+class Absent(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r} (not in the first command's extras)")
+        return None
+
+sys.meta_path.insert(0, Absent())
+from lochkit.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_the_first_commands_extras_are_enough_for_the_suites_on_rocksdb(tmp_path: Path) -> None:
+    script = tmp_path / "without_other_extras.py"
+    script.write_text(f"BLOCKED = {set(OTHER_EXTRAS_MODULES)!r}\n{WITHOUT_OTHER_EXTRAS}")
+    # One suite of each kind of fixture: Persist, storage logic, version store, object cache.
+    chosen = "TestPersistReferences or TestLogicRepository or TestVersionStoreReads or TestCachingPersist"
+    done = subprocess.run(
+        [sys.executable, str(script), "conformance", "--backend", "rocksdb", "-k", chosen],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert re.search(r"\d+ passed", done.stdout.splitlines()[-1])
