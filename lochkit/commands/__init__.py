@@ -19,4 +19,6 @@ COMMANDS: Final[tuple[str, ...]] = (
     "generate",
     "content-generator",
     "serve",
+    "experiment",
+    "scenario",
 )

@@ -3,7 +3,6 @@ Merge and transplant live in :mod:`persist_spi.versionstore.merging`."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
@@ -12,7 +11,6 @@ from persist_spi.errors import (
     RefAlreadyExists,
     RefConditionFailed,
     RefNotFound,
-    RetryTimeout,
     UnknownOperationResult,
 )
 from persist_spi.headers import CommitHeaders
@@ -33,7 +31,7 @@ from persist_spi.logic.conflicts import CommitConflict, CommitConflictError
 from persist_spi.logic.create_commit import CreateCommit
 from persist_spi.logic.reference_logic import ReferenceLogic
 from persist_spi.logic.repository_logic import RepositoryLogic
-from persist_spi.logic.retry import RetryNeeded, commit_retry
+from persist_spi.logic.retry import RetryNeeded
 from persist_spi.objs import CommitObj, ContentValueObj, tag_obj
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
@@ -47,12 +45,13 @@ from persist_spi.versionstore.errors import (
     ReferenceAlreadyExistsError,
     ReferenceConflictError,
     ReferenceNotFoundError,
-    ReferenceRetryFailureError,
 )
 from persist_spi.versionstore.keymap import from_store_key, store_key_max, store_key_min, to_store_key
 from persist_spi.versionstore.meta import CommitMeta, commit_meta_of, commit_time_of
 from persist_spi.versionstore.namespaces import namespace_conflicts
 from persist_spi.versionstore.operations import Delete, MergeBehavior, MergeKeyBehavior, Operation, Put
+from persist_spi.versionstore.policies import CommitPolicy, shared_policy
+from persist_spi.versionstore.policies.base import BuiltCommit, CommitRequest, with_retries
 from persist_spi.versionstore.ref_details import reference_history, reference_metadata
 from persist_spi.versionstore.refs import NamedRef, ReferenceAssigned, ReferenceInfo, RefKind, from_full_name
 from persist_spi.versionstore.results import (
@@ -82,6 +81,7 @@ class VersionStore:
         *,
         sources: StoreSources = DEFAULT_SOURCES,
         default_branch: str | None = None,
+        policy: CommitPolicy | None = None,
     ) -> None:
         self.persist = persist
         #: Commit times and new content ids (seeded ones make runs reproducible).
@@ -90,6 +90,9 @@ class VersionStore:
         self.refs = ReferenceLogic(persist)
         self.repository = RepositoryLogic(persist)
         self._default_branch = default_branch
+        #: How commits land on a branch: ``policy``, else the store config's ``commit-policy``
+        #: (one policy object per Persist and name, so stores sharing a Persist coordinate).
+        self.policy = policy if policy is not None else shared_policy(persist, persist.config.commit_policy)
 
     def default_branch(self) -> str:
         """The repository's default branch: as given, else from the repository description."""
@@ -234,58 +237,102 @@ class VersionStore:
         validator: Validator | None = None,
     ) -> CommitResult:
         """Commit ``operations`` on ``branch``. The commit is built on the current head; it is
-        rejected only when a key it touches changed since ``expected_hash`` (default: the head)."""
+        rejected only when a key it touches changed since ``expected_hash`` (default: the head).
+        How it lands (retries, waiting, grouping) is the store's :attr:`policy`."""
         if branch.kind is not RefKind.BRANCH:
             raise ValueError(f"Can only commit to a branch, not to tag '{branch.name}'")
-        state = CommitState()
+        return self.policy.commit(self, CommitRequest(branch, expected_hash, meta, operations, validator))
 
-        def attempt(_: object) -> CommitResult:
-            ref = self._row(branch, for_update=True)
-            head_id = ref.pointer
-            expected_id = expected_hash if expected_hash is not None else head_id
-            if expected_id != head_id:
-                self._find_in_history(branch, head_id, expected_id)
-            head_commit = self.commits.fetch_commit(head_id)
-            head_index = self.commits.indexes.build_complete_index_or_empty(head_commit)
-            reference = head_index.reference if isinstance(head_index, LayeredIndex) else None
-            expected_index = (
-                head_index if expected_id == head_id else self.commits.complete_index_of(expected_id)
+    # --- what commit policies ask of the store (policies.base.Committer) -------------------------
+
+    def read_branch(self, branch: NamedRef) -> Reference:
+        return self._row(branch, for_update=True)
+
+    def build_on(
+        self,
+        request: CommitRequest,
+        state: CommitState,
+        head: Reference,
+        parent: CommitObj | None = None,
+        store: bool = True,
+    ) -> BuiltCommit:
+        """Validate ``request`` and store its commit on ``parent`` (default: the branch head), not
+        yet moving the branch. A parent other than the head is a commit of the same group, not yet
+        on the branch. With ``store=False`` nothing is written: the commit and the objects it
+        needs are returned for the caller to store."""
+        head_id = head.pointer
+        tip_id = head_id if parent is None else parent.id
+        expected_id = request.expected_hash if request.expected_hash is not None else tip_id
+        if expected_id not in (tip_id, head_id):
+            self._find_in_history(request.branch, head_id, expected_id)
+        tip_commit = self.commits.fetch_commit(head_id) if parent is None else parent
+        tip_index = self.commits.indexes.build_complete_index_or_empty(tip_commit)
+        reference = tip_index.reference if isinstance(tip_index, LayeredIndex) else None
+        expected_index = tip_index if expected_id == tip_id else self.commits.complete_index_of(expected_id)
+        prepared = prepare_commit(
+            self.persist,
+            request.operations,
+            expected_index,
+            tip_index,
+            expected_id == tip_id,
+            state,
+            self._content_for_op,
+            self.sources.new_content_id,
+        )
+        if self.persist.config.namespace_validation:
+            conflicts = namespace_conflicts(
+                tip_index, prepared.created_keys, prepared.added_namespaces, prepared.deleted
             )
+            if conflicts:
+                raise ReferenceConflictError(conflicts)
+        if request.validator is not None:
+            request.validator(request.operations)
+        create = CreateCommit(
+            parent_commit_id=tip_id,
+            message=request.meta.message,
+            headers=request.meta.to_headers(self.sources.now()),
+            adds=tuple(prepared.adds),
+            removes=tuple(prepared.removes),
+            unchanged=tuple(prepared.unchanged),
+        )
+        commit = self._build(create, loaded_parent=LoadedParent(tip_commit, reference))
+        if not store:
+            result = CommitResult(commit.id, tip_id, dict(prepared.new_content_ids))
+            return BuiltCommit(commit, result, tuple(prepared.objects))
+        stored = self.commits.store_commit(commit, prepared.objects)
+        if stored.commit is None:
+            raise RuntimeError(f"Hash collision detected for commit {commit.id}")
+        state.stored.update(o.id for o in prepared.objects)
+        return BuiltCommit(
+            stored.commit, CommitResult(stored.commit.id, tip_id, dict(prepared.new_content_ids))
+        )
+
+    def move_branch(self, ref: Reference, new_head: ObjId) -> None:
+        self._move_branch(ref, new_head)
+
+    def prepare_values(self, request: CommitRequest, state: CommitState) -> None:
+        """Claim the request's new content ids and store its content values, as of the branch
+        head, ahead of building the commit: ``group`` has every caller do this in its own thread,
+        so its leader only builds and stores the commits. A request that does not validate here is
+        left for the build to report."""
+        head = self.read_branch(request.branch)
+        index = self.commits.indexes.build_complete_index_or_empty(self.commits.fetch_commit(head.pointer))
+        try:
             prepared = prepare_commit(
                 self.persist,
-                operations,
-                expected_index,
-                head_index,
-                expected_id == head_id,
+                request.operations,
+                index,
+                index,
+                True,
                 state,
                 self._content_for_op,
                 self.sources.new_content_id,
             )
-            if self.persist.config.namespace_validation:
-                conflicts = namespace_conflicts(
-                    head_index, prepared.created_keys, prepared.added_namespaces, prepared.deleted
-                )
-                if conflicts:
-                    raise ReferenceConflictError(conflicts)
-            if validator is not None:
-                validator(operations)
-            create = CreateCommit(
-                parent_commit_id=head_id,
-                message=meta.message,
-                headers=meta.to_headers(self.sources.now()),
-                adds=tuple(prepared.adds),
-                removes=tuple(prepared.removes),
-                unchanged=tuple(prepared.unchanged),
-            )
-            commit = self._build(create, loaded_parent=LoadedParent(head_commit, reference))
-            stored = self.commits.store_commit(commit, prepared.objects)
-            if stored.commit is None:
-                raise RuntimeError(f"Hash collision detected for commit {commit.id}")
+        except ValueError:
+            return
+        if prepared.objects:
+            self.persist.store_objs(prepared.objects)
             state.stored.update(o.id for o in prepared.objects)
-            self._move_branch(ref, stored.commit.id)
-            return CommitResult(stored.commit.id, head_id, dict(prepared.new_content_ids))
-
-        return self._with_retries(attempt)
 
     def _build(
         self,
@@ -322,29 +369,8 @@ class VersionStore:
                 raise RetryNeeded() from None
 
     def _with_retries(self, attempt: Callable[[object], T]) -> T:
-        """Run ``attempt`` in the bounded retry loop. The number of attempts is recorded on the
-        result (CommitResult) or on the error, so load tools can count retries without a hook."""
-        retries = 0
-
-        def count(n: int, _: BaseException) -> None:
-            nonlocal retries
-            retries = n
-
-        try:
-            result = commit_retry(self.persist.config, attempt, on_retry=count)
-        except RetryTimeout as e:
-            error = ReferenceRetryFailureError(
-                f"The commit operation could not be performed after {e.retries} retries within the "
-                f"configured commit timeout after {e.elapsed_nanos // 1_000_000} ms"
-            )
-            error.attempts = e.retries + 1
-            raise error from e
-        except ReferenceConflictError as e:
-            e.attempts = retries + 1
-            raise
-        if retries and isinstance(result, CommitResult):
-            return dataclasses.replace(result, attempts=retries + 1)
-        return result
+        """Run a branch-changing ``attempt`` (merge, transplant) in Nessie's bounded retry loop."""
+        return with_retries(self.persist.config, attempt)
 
     def _conflicts(self, conflicts: Sequence[CommitConflict]) -> list[Conflict]:
         existing = [c.existing for c in conflicts]
