@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from persist_spi import hints
 from persist_spi.errors import BackendConfigError
 
 BACKEND = "dynamodb"
@@ -112,7 +113,12 @@ def parse_url(url: str | None, options: Mapping[str, Any] | None = None) -> Dyna
     """Settings from a URL plus options (options win); raises BackendConfigError naming the fix."""
     shown = _shown(url)
     if not url:
-        raise BackendConfigError(BACKEND, "(no URL)", "no address was given", _URL_HELP)
+        raise BackendConfigError(
+            BACKEND,
+            "(no URL)",
+            "no address was given",
+            f"{hints.pass_url(BACKEND, 'dynamodb://HOST:PORT?region=REGION')}; {_URL_HELP}",
+        )
     try:
         parts = urlsplit(url)
         if "@" in url and "@" not in parts.netloc:

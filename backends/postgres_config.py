@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import parse_qsl, quote, unquote
 
+from persist_spi import hints
 from persist_spi.errors import BackendConfigError
 
 #: lochkit's own options, with the help text shown when an unknown option is given.
@@ -91,8 +92,7 @@ def parse_settings(
             backend,
             "(no address)",
             "no URL was given",
-            "pass postgresql://USER:PASSWORD@HOST:PORT/DATABASE (e.g. --backend-url "
-            f"{backend}=postgresql://...)",
+            hints.pass_url(backend, "postgresql://USER:PASSWORD@HOST:5432/DATABASE"),
         )
     address = safe_address(url)
     scheme, _, rest = url.partition("://")

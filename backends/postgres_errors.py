@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from persist_spi import hints
 from persist_spi.errors import (
     BackendAuthenticationFailed,
     BackendConfigError,
@@ -171,8 +172,9 @@ class ErrorContext:
             self.address,
             f"cannot reach the server while {during} ({detail})",
             "Check that it is running and accepts TCP connections at this host and port "
-            "(pg_isready -h HOST -p PORT) or pass another URL; connect_timeout and pool_timeout "
-            "bound how long lochkit waits",
+            "(pg_isready -h HOST -p PORT), or "
+            f"{hints.pass_url(self.backend, 'postgresql://USER:PASSWORD@HOST:PORT/DATABASE')}; "
+            "connect_timeout and pool_timeout bound how long lochkit waits",
         )
 
     def unknown_result(self, error: BaseException, during: str) -> UnknownOperationResult:

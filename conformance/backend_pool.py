@@ -12,9 +12,6 @@ following tests fail at once instead of each waiting for the same timeout.
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +19,8 @@ from typing import Any
 
 from conformance.harness import BackendUnderTest
 from conformance.provisioning import Provisioned, ProvisioningFailed, provision
+from conformance.setup_failure import SetupFailure
+from conformance.workdir import make_workdir, remove_workdir
 from persist_spi.registry import BackendFactory
 
 
@@ -34,42 +33,27 @@ class _Running:
     workdir: Path
 
 
-class BackendSetupFailed(RuntimeError):
-    """The adapter could not be created or its schema set up; raised for every test after the first."""
-
-
 @dataclass
 class BackendPool:
     urls: Mapping[str, str]
     method: str
     current: _Running | None = None
-    unavailable: dict[tuple[str, type], ProvisioningFailed] = field(default_factory=dict)
-    broken: dict[tuple[str, type], str] = field(default_factory=dict)
+    #: Backends and servers that could not be provisioned or set up, with why (never asked again).
+    failed: dict[tuple[str, type], SetupFailure] = field(default_factory=dict)
 
-    def get(self, factory: BackendFactory) -> tuple[BackendUnderTest, dict[str, Any]] | ProvisioningFailed:
+    def get(self, factory: BackendFactory) -> tuple[BackendUnderTest, dict[str, Any]] | SetupFailure:
         """The running backend for ``factory`` (starting it, and stopping another, if needed), with
-        its provisioning facts for the report; or why it cannot run here."""
+        its provisioning facts for the report; or why it cannot be used in this session."""
         key = (factory.name, type(factory))
-        if key in self.unavailable:
-            return self.unavailable[key]
-        if key in self.broken:
-            raise BackendSetupFailed(
-                f"{factory.name} could not be set up earlier in this session; the first error was: "
-                f"{self.broken[key]}"
-            )
+        if key in self.failed:
+            return self.failed[key]
         current = self.current
         if current is not None and current.key == key and current.backend is not None:
             return current.backend, _facts(current)
-        self.close()
-        workdir = Path(tempfile.mkdtemp(prefix=f"lochkit-{factory.name}-"))
-        try:
-            provisioned = provision(
-                factory.name, factory, urls=self.urls, method=self.method, workdir=workdir
-            )
-        except ProvisioningFailed as e:
-            shutil.rmtree(workdir, ignore_errors=True)
-            self.unavailable[key] = e
-            return e
+        started = self._start(key, factory.name, factory)
+        if isinstance(started, SetupFailure):
+            return started
+        provisioned, workdir = started
         try:
             adapter = factory.create(provisioned.url, provisioned.options)
             try:
@@ -79,33 +63,49 @@ class BackendPool:
                 raise
         except BaseException as e:
             provisioned.stop()
-            shutil.rmtree(workdir, ignore_errors=True)
-            if isinstance(e, Exception):
-                self.broken[key] = f"{type(e).__name__}: {e}"
-            raise
+            remove_workdir(workdir)
+            if not isinstance(e, Exception):
+                raise
+            self.failed[key] = SetupFailure.refused(factory.name, e)
+            return self.failed[key]
         provisioned.server = provisioned.server or adapter.server_version() or ""
         backend = BackendUnderTest(factory.name, factory, adapter, provisioned, workdir)
         self.current = _Running(key, backend, provisioned, workdir)
         return backend, _facts(self.current)
 
-    def get_server(self, name: str) -> Provisioned | ProvisioningFailed:
+    def get_server(self, name: str) -> Provisioned | SetupFailure:
         """A server used only through its API (``nessie``), started like the database servers
         and sharing their one-at-a-time slot."""
         key = (name, Provisioned)
-        if key in self.unavailable:
-            return self.unavailable[key]
+        if key in self.failed:
+            return self.failed[key]
         if self.current is not None and self.current.key == key:
             return self.current.provisioned
-        self.close()
-        workdir = Path(tempfile.mkdtemp(prefix=f"lochkit-{name}-"))
-        try:
-            provisioned = provision(name, None, urls=self.urls, method=self.method, workdir=workdir)
-        except ProvisioningFailed as e:
-            shutil.rmtree(workdir, ignore_errors=True)
-            self.unavailable[key] = e
-            return e
+        started = self._start(key, name, None)
+        if isinstance(started, SetupFailure):
+            return started
+        provisioned, workdir = started
         self.current = _Running(key, None, provisioned, workdir)
         return provisioned
+
+    def _start(
+        self, key: tuple[str, type], name: str, factory: BackendFactory | None
+    ) -> tuple[Provisioned, Path] | SetupFailure:
+        """Stops the current server and provisions ``name``'s in a fresh work directory."""
+        self.close()
+        workdir = make_workdir(name)
+        try:
+            return provision(name, factory, urls=self.urls, method=self.method, workdir=workdir), workdir
+        except ProvisioningFailed as e:
+            failure = SetupFailure.unavailable(name, e)
+        except Exception as e:  # a bug in a provisioner: a failure even under --backend all
+            failure = SetupFailure.refused(name, e)
+        except BaseException:
+            remove_workdir(workdir)
+            raise
+        remove_workdir(workdir)
+        self.failed[key] = failure
+        return failure
 
     def close(self) -> None:
         running, self.current = self.current, None
@@ -117,8 +117,7 @@ class BackendPool:
                     running.backend.close()
         finally:
             running.provisioned.stop()
-            if not os.environ.get("LOCHKIT_KEEP_WORKDIR"):
-                shutil.rmtree(running.workdir, ignore_errors=True)
+            remove_workdir(running.workdir)
 
 
 def _facts(running: _Running) -> dict[str, Any]:

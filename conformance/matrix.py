@@ -1,6 +1,7 @@
 """Render a conformance report (``--lochkit-report`` JSON) as the backend x suite matrix.
 
-``python -m conformance.matrix report.json [--markdown]``
+``python -m conformance.matrix report.json [--markdown]``. The README's matrix is this output for
+the CI run's report (a unit test keeps them equal).
 """
 
 from __future__ import annotations
@@ -10,63 +11,122 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+
+#: Suite groups in the order a reader meets them: the contract, the logic above it, Nessie's
+#: model, the cache. Groups not listed here follow in alphabetical order.
+GROUP_ORDER: Final = ("persist", "logic", "versionstore", "cache")
+#: How each outcome other than "passed" is marked in a cell ("475 + 3s").
+MARKS: Final = (("failed", "F"), ("error", "E"), ("xfailed", "x"), ("xpassed", "X"), ("skipped", "s"))
+#: The "how" column, by provisioning method.
+HOW: Final = {
+    "embedded": "embedded",
+    "local-process": "local process",
+    "testcontainers": "container",
+    "external": "external",
+    "default-address": "default address",
+}
+LEGEND: Final = (
+    "A cell shows passed tests, then F failed, E errors, x declared deviations (expected failures), "
+    "X deviations that passed, s skipped; — where no test of that group ran."
+)
 
 
-def _cell(counts: dict[str, int]) -> str:
+class ReportError(ValueError):
+    """The file is not a conformance report; the message says what is wrong with it."""
+
+
+def cell(counts: dict[str, int]) -> str:
     if not any(counts.values()):
         return "—"  # no test of this group ran here (REST targets run the version-store suites only)
-    text = f"{counts.get('passed', 0)}"
-    for outcome, mark in (
-        ("failed", "F"),
-        ("error", "E"),
-        ("xfailed", "x"),
-        ("xpassed", "X"),
-        ("skipped", "s"),
-    ):
+    text = str(counts.get("passed", 0))
+    for outcome, mark in MARKS:
         if counts.get(outcome):
-            text += f" {counts[outcome]}{mark}"
+            text += f" + {counts[outcome]}{mark}"
     return text
 
 
-def _groups(report: dict[str, Any]) -> list[str]:
-    """Suite groups (the part of an area name before the dot), in a stable order."""
-    groups = {area.split(".")[0] for b in report.values() for area in b["areas"]}
-    return sorted(groups)
+def groups(report: dict[str, Any]) -> list[str]:
+    """Suite groups (the part of an area name before the dot) present in the report, in order."""
+    present = {area.split(".")[0] for data in report.values() for area in data["areas"]}
+    known = [g for g in GROUP_ORDER if g in present]
+    return known + sorted(present - set(known))
+
+
+def server_and_how(provisioning: dict[str, Any]) -> tuple[str, str]:
+    """A short server label (the text before its first comma: what, not how it was tuned) and how
+    it was obtained."""
+    method = provisioning.get("method", "")
+    if method == "none":
+        description = str(provisioning.get("description", ""))
+        state = "not available here" if "not available here" in description else "could not be set up"
+        return state, "—"
+    server = str(provisioning.get("server") or "").split(", ")[0]
+    return server or "—", HOW.get(method, method or "—")
+
+
+def rows(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    order = groups(report)
+    header = ["backend", "server", "how", *order, "total"]
+    body = []
+    for backend, data in sorted(report.items()):
+        per_group: dict[str, dict[str, int]] = {g: {} for g in order}
+        overall: dict[str, int] = {}
+        for area, entry in data["areas"].items():
+            group = per_group[area.split(".")[0]]
+            for outcome, n in entry["counts"].items():
+                group[outcome] = group.get(outcome, 0) + n
+                overall[outcome] = overall.get(outcome, 0) + n
+        server, how = server_and_how(data.get("provisioning", {}))
+        body.append([f"`{backend}`", server, how, *(cell(per_group[g]) for g in order), cell(overall)])
+    return header, body
 
 
 def render(report: dict[str, Any], markdown: bool) -> str:
-    groups = _groups(report)
-    header = ["backend", "server (how obtained)", *groups, "total"]
-    rows = []
-    for backend, data in sorted(report.items()):
-        totals: dict[str, dict[str, int]] = {g: {} for g in groups}
-        overall: dict[str, int] = {}
-        for area, entry in data["areas"].items():
-            group = area.split(".")[0]
-            for outcome, n in entry["counts"].items():
-                totals[group][outcome] = totals[group].get(outcome, 0) + n
-                overall[outcome] = overall.get(outcome, 0) + n
-        info = data.get("provisioning", {})
-        server = f"{info.get('server') or '-'} ({info.get('method', '?')})"
-        rows.append([backend, server, *(_cell(totals[g]) for g in groups), _cell(overall)])
+    header, body = rows(report)
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-    else:
-        widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
-        lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    legend = "cells: passed, then F failed, E errors, x expected failures (declared deviations), s skipped"
-    return "\n".join([*lines, "", legend])
+        lines += ["| " + " | ".join(r) + " |" for r in body]
+        return "\n".join(lines)
+    plain = [[c.strip("`") for c in r] for r in body]
+    widths = [max(len(x) for x in col) for col in zip(header, *plain, strict=True)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in plain]
+    return "\n".join([*lines, "", LEGEND])
+
+
+def load(path: Path) -> dict[str, Any]:
+    """The report in ``path``, or a :class:`ReportError` saying why it is not one."""
+    try:
+        report = json.loads(path.read_text())
+    except OSError as e:
+        raise ReportError(f"cannot read {path}: {e.strerror or e}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ReportError(f"{path} is not JSON ({e}); pass the file written by --lochkit-report") from None
+    if isinstance(report, dict) and all(
+        isinstance(data, dict) and isinstance(data.get("areas"), dict) for data in report.values()
+    ):
+        return report
+    raise ReportError(
+        f"{path} is JSON but not a conformance report (expected {{backend: {{areas: ...}}}}); pass "
+        "the file written by --lochkit-report"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.matrix", description=__doc__)
-    parser.add_argument("report", type=Path)
-    parser.add_argument("--markdown", action="store_true")
+    parser = argparse.ArgumentParser(
+        prog="python -m conformance.matrix",
+        description="Render a conformance report (the JSON --lochkit-report writes) as the backend x "
+        "suite matrix.",
+    )
+    parser.add_argument("report", type=Path, help="the report file")
+    parser.add_argument("--markdown", action="store_true", help="a Markdown table, as in the README")
     args = parser.parse_args(argv)
-    print(render(json.loads(args.report.read_text()), args.markdown))
+    try:
+        report = load(args.report)
+    except ReportError as e:
+        parser.error(str(e))
+    print(render(report, args.markdown))
     return 0
 
 

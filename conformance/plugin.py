@@ -17,17 +17,21 @@ A third-party adapter overrides one fixture, ``lochkit_backend_factory``, in its
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import signal
+import threading
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
-from conformance.backend_pool import BackendPool, BackendSetupFailed
+from conformance import pytest_progress
+from conformance.backend_pool import BackendPool
 from conformance.harness import BackendUnderTest, PersistFactory
 from conformance.lockstep import source_files_of, turns_inside
-from conformance.provisioning import METHODS, ProvisioningFailed
+from conformance.provisioning import METHODS
 from conformance.report import ConformanceReport
+from conformance.setup_failure import SetupFailure, SetupFailures
 from conformance.suite_targets import (
     CAPABILITIES,
     IN_PROCESS,
@@ -57,6 +61,7 @@ _REPORT_KEY = pytest.StashKey[ConformanceReport]()
 _IMPLICIT_KEY = pytest.StashKey[set[str]]()
 _CONFIG: dict[str, pytest.Config] = {}
 _TEST_INFO_KEY = pytest.StashKey[dict[str, tuple[str, str]]]()
+_FAILURES_KEY = pytest.StashKey[SetupFailures]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -115,8 +120,33 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "store_config(**changes): StoreConfig overrides for `persist`")
     config.stash[_REPORT_KEY] = ConformanceReport()
     config.stash[_TEST_INFO_KEY] = {}
+    config.stash[_FAILURES_KEY] = SetupFailures()
+    config.pluginmanager.register(config.stash[_FAILURES_KEY], "lochkit-setup-failures")
     _CONFIG["config"] = config  # report hooks receive no config object
     _check_backend_names(config)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    pytest_progress.install(session.config)  # after configure: the terminal reporter exists now
+    _interrupt_on_sigterm(session.config)
+
+
+def _interrupt_on_sigterm(config: pytest.Config) -> None:
+    """SIGTERM (a CI job cancelled, ``timeout``) ends the run like Ctrl-C: fixtures are torn down,
+    so the servers it started stop and their work directories go, instead of outliving it."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return  # someone else decided what SIGTERM does
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    signal.signal(signal.SIGTERM, interrupt)
+    config.add_cleanup(restore)
 
 
 def _check_backend_names(config: pytest.Config) -> None:
@@ -198,11 +228,14 @@ def lochkit_target(lochkit_backend_name: str) -> SuiteTarget:
 
 
 @pytest.fixture(scope="session")
-def lochkit_backend_factory(lochkit_target: SuiteTarget) -> BackendFactory:
+def lochkit_backend_factory(request: pytest.FixtureRequest, lochkit_target: SuiteTarget) -> BackendFactory:
     """Override this fixture to run the suites against your own adapter."""
     if lochkit_target.backend is None:
         reason = CAPABILITIES[lochkit_target.transport].reasons["storage_access"]
-        pytest.skip(f"{lochkit_target.name} does not declare capability 'storage_access': {reason}")
+        request.config.stash[_FAILURES_KEY].skip_backend_wide(
+            lochkit_target.name,
+            f"{lochkit_target.name} does not declare capability 'storage_access': {reason}",
+        )
     return backend_factory(lochkit_target.backend)
 
 
@@ -231,23 +264,26 @@ def lochkit_backend(
     # parametrised by --backend.
     lochkit_target: SuiteTarget = request.getfixturevalue("lochkit_target")
     name = _report_name(lochkit_target, lochkit_backend_factory)
-    try:
-        outcome = _lochkit_pool.get(lochkit_backend_factory)
-    except BackendSetupFailed as e:
-        pytest.fail(str(e), pytrace=False)  # the first test showed the traceback
-    report = request.config.stash[_REPORT_KEY]
-    if isinstance(outcome, ProvisioningFailed):
-        report.provisioning.setdefault(
-            name, {"description": f"not provisioned: {outcome}", "method": "none", "server": ""}
-        )
-        if name not in request.config.stash.get(_IMPLICIT_KEY, set()):
-            raise outcome
-        pytest.skip(f"{name} is not available here: {outcome}")
+    outcome = _lochkit_pool.get(lochkit_backend_factory)
+    if isinstance(outcome, SetupFailure):
+        _unusable(request, name, outcome)
     backend, facts = outcome
     if lochkit_target.transport == LOCHKIT_SERVE:
         facts = {**facts, "description": f"lochkit serve (HTTP on loopback) over {facts['description']}"}
-    report.provisioning[name] = facts
+    request.config.stash[_REPORT_KEY].provisioning[name] = facts
     return backend
+
+
+def _unusable(request: pytest.FixtureRequest, name: str, failure: SetupFailure) -> NoReturn:
+    """Ends a test whose backend or server ``name`` cannot be used: skipped when it came only
+    through ``--backend all`` and is not available here, failed otherwise (see SetupFailures)."""
+    request.config.stash[_REPORT_KEY].provisioning.setdefault(
+        name, {"description": f"{failure.state}: {failure.first_line}", "method": "none", "server": ""}
+    )
+    failures = request.config.stash[_FAILURES_KEY]
+    if failure.skippable and name in request.config.stash.get(_IMPLICIT_KEY, set()):
+        failures.skip(failure)
+    failures.fail(request.node, failure)
 
 
 @pytest.fixture
@@ -279,7 +315,9 @@ def _lochkit_gate(request: pytest.FixtureRequest) -> None:
     node = request.node
     target: SuiteTarget = request.getfixturevalue("lochkit_target")
     if target.over_rest and not getattr(cls, "runs_over_rest", False):
-        pytest.skip(f"{target.name}: {STORAGE_ONLY_REASON}")
+        request.config.stash[_FAILURES_KEY].skip_backend_wide(
+            target.name, f"{target.name}: {STORAGE_ONLY_REASON}"
+        )
     target_caps = CAPABILITIES[target.transport]
     needed = [c for marker in node.iter_markers("lochkit_requires") for c in marker.args]
     for capability in needed:
@@ -331,12 +369,14 @@ def lochkit_version_store(request: pytest.FixtureRequest, lochkit_target: SuiteT
     """The version store the suites drive, over a repository with an empty ``main`` branch: the
     in-process VersionStore, or lochkit's Nessie REST client talking to ``lochkit serve`` over
     that store, or to a Nessie server (see :mod:`conformance.suite_targets`)."""
-    from conformance.rest_harness import reset_nessie
-    from nessie_client import NessieRestClient
     from persist_spi.logic.repository_logic import RepositoryLogic
     from persist_spi.versionstore.store import VersionStore
 
     if lochkit_target.transport == NESSIE:
+        # Only REST targets need the REST client (and its HTTP library, in the loadgen/serve extras).
+        from conformance.rest_harness import reset_nessie
+        from nessie_client import NessieRestClient
+
         uri = request.getfixturevalue("_lochkit_nessie_uri")
         with NessieRestClient(uri) as client:
             reset_nessie(client)
@@ -368,15 +408,9 @@ def _lochkit_serve() -> Iterator[Any]:
 def _lochkit_nessie_uri(request: pytest.FixtureRequest, _lochkit_pool: BackendPool) -> str:
     """The REST API v2 base of the Nessie server (provisioned once, kept while tests use it)."""
     outcome = _lochkit_pool.get_server(NESSIE)
-    report = request.config.stash[_REPORT_KEY]
-    if isinstance(outcome, ProvisioningFailed):
-        report.provisioning.setdefault(
-            NESSIE, {"description": f"not provisioned: {outcome}", "method": "none", "server": ""}
-        )
-        if NESSIE not in request.config.stash.get(_IMPLICIT_KEY, set()):
-            raise outcome
-        pytest.skip(f"{NESSIE} is not available here: {outcome}")
-    report.provisioning[NESSIE] = {
+    if isinstance(outcome, SetupFailure):
+        _unusable(request, NESSIE, outcome)
+    request.config.stash[_REPORT_KEY].provisioning[NESSIE] = {
         "description": outcome.describe(),
         "method": outcome.method,
         "server": outcome.server,
@@ -459,7 +493,12 @@ def _outcome(report: pytest.TestReport) -> str | None:
     return "error" if report.failed else None
 
 
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(
+    terminalreporter: Any, exitstatus: int, config: pytest.Config
+) -> Generator[None, None, None]:
+    """After pytest's own summaries (so a failing backend's cause is the last thing on screen)."""
+    yield
     report = config.stash[_REPORT_KEY]
     if not report.areas:
         return
@@ -470,6 +509,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if path:
         report.write(Path(path))
         terminalreporter.write_line(f"report written to {path}")
+    for line in config.stash[_FAILURES_KEY].closing_lines():
+        terminalreporter.write_line(line)
 
 
 def conformance_report(config: pytest.Config) -> ConformanceReport:

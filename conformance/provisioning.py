@@ -23,6 +23,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Final
 
+from persist_spi import hints, progress
 from persist_spi.errors import LochkitError
 from persist_spi.registry import BackendFactory
 
@@ -47,11 +48,39 @@ class Provisioned:
     server: str = ""
     options: dict[str, str] = field(default_factory=dict)
     stop: Callable[[], None] = lambda: None
+    #: The same address with no secret in it (e.g. naming a password file), safe to print and to
+    #: paste; None when the provisioner offers no such form.
+    printable_url: str | None = field(default=None, repr=False)
 
     def describe(self) -> str:
-        where = f" at {redact(self.url)}" if self.url else ""
+        where = f" at {self.printable_url or redact(self.url)}" if self.url else ""
         server = f" ({self.server})" if self.server else ""
         return f"{self.backend}: {self.method}{where}{server}"
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A tool a local server needs on this machine, and whether it is here."""
+
+    #: e.g. "Java 17 or newer".
+    what: str
+    #: What was found (e.g. "openjdk 17.0.12"), or None when missing or too old.
+    found: str | None
+    #: How to get it, said when it is missing.
+    how: str
+
+
+@dataclass(frozen=True)
+class LocalServerStatus:
+    """What ``lochkit servers list`` says about one backend's local server."""
+
+    backend: str
+    #: What is installed (server and version, where), or None if nothing is yet.
+    installed: str | None
+    #: What installing and running it needs.
+    needs: tuple[Requirement, ...] = ()
+    #: Why no local server can exist here at all (then nothing else applies).
+    impossible: str | None = None
 
 
 class ServerProvisioner(ABC):
@@ -67,6 +96,11 @@ class ServerProvisioner(ABC):
 
     def testcontainers(self, backend: str, workdir: Path) -> Provisioned:
         raise ProvisioningFailed(f"{backend}: no testcontainers recipe")
+
+    def local_status(self, backend: str) -> LocalServerStatus:
+        """Whether the local server is installed, its version, and what it needs; cheap (no
+        download, no start). Provisioners that know more override it."""
+        return LocalServerStatus(backend, None)
 
     @abstractmethod
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
@@ -112,13 +146,38 @@ def docker_engine_available() -> bool:
         return False
 
 
+def install_local(backend: str) -> str:
+    """Install ``backend``'s local server if missing (``lochkit servers install``); returns what is
+    installed. Progress is reported here, so every provisioner gets it."""
+    provisioner = _provisioner_for(backend)
+    with progress.step(f"{backend}: installing the local server"):
+        return provisioner.install(backend)
+
+
+def start_local(backend: str, workdir: Path) -> Provisioned:
+    """Install (if needed) and start ``backend``'s local server, reporting progress."""
+    provisioner = _provisioner_for(backend)
+    with progress.step(f"{backend}: starting a local server"):
+        return provisioner.local_process(backend, workdir)
+
+
+def _provisioner_for(backend: str) -> ServerProvisioner:
+    provisioner = provisioners().get(backend)
+    if provisioner is None:
+        raise ProvisioningFailed(
+            f"{backend}: lochkit knows no local server for it; {hints.pass_url(backend, 'URL')}"
+        )
+    return provisioner
+
+
 def _from_testcontainers(provisioner: ServerProvisioner, backend: str, workdir: Path) -> Provisioned:
     """Runs a recipe, turning whatever the Docker client raises into one clear message. Recipes
     stop their own container when a later step (a readiness wait) fails."""
     from conformance.servers.versions import IMAGES
 
     try:
-        return provisioner.testcontainers(backend, workdir)
+        with progress.step(f"{backend}: starting {IMAGES.get(backend, 'a')} container"):
+            return provisioner.testcontainers(backend, workdir)
     except ProvisioningFailed:
         raise
     except Exception as e:
@@ -126,13 +185,12 @@ def _from_testcontainers(provisioner: ServerProvisioner, backend: str, workdir: 
         raise ProvisioningFailed(
             f"{backend}: testcontainers could not start {image} ({type(e).__name__}: {e}). Check that "
             "a Docker engine answers (docker info, or DOCKER_HOST) and can pull the image; otherwise "
-            f"use --provision local or pass --backend-url {backend}=URL"
+            f"{hints.use_method(backend, 'local')} or {hints.pass_url(backend, 'URL')}"
         ) from None  # the message carries the cause; its traceback is noise
 
 
 def external_url(backend: str, given: Mapping[str, str]) -> str | None:
-    env = os.environ.get(f"LOCHKIT_{backend.upper().replace('-', '_')}_URL")
-    return given.get(backend) or env or None
+    return given.get(backend) or os.environ.get(hints.url_env_var(backend)) or None
 
 
 def provisioners() -> dict[str, ServerProvisioner]:
@@ -168,8 +226,8 @@ def provision(
         return Provisioned(backend, url, "external")
     if method == "external":
         raise ProvisioningFailed(
-            f"{backend}: --provision external needs an address: pass --backend-url {backend}=URL "
-            f"or set LOCHKIT_{backend.upper()}_URL"
+            f"{backend}: provisioning 'external' needs the address of a running server: "
+            f"{hints.pass_url(backend, 'URL')}"
         )
     provisioner = provisioners().get(backend)
     if provisioner is None:
@@ -180,10 +238,10 @@ def provision(
             how = "embedded" if factory.default_url is None else "default-address"
             return Provisioned(backend, factory.default_url, how)
         raise ProvisioningFailed(
-            f"{backend}: no address given and no provisioner knows how to start it; pass "
-            f"--backend-url {backend}=URL or set LOCHKIT_{backend.upper()}_URL"
+            f"{backend}: no address given and no provisioner knows how to start it; "
+            f"{hints.pass_url(backend, 'URL')}"
         )
     workdir.mkdir(parents=True, exist_ok=True)
     if method == "testcontainers" or (method == "auto" and docker_engine_available()):
         return _from_testcontainers(provisioner, backend, workdir)
-    return provisioner.local_process(backend, workdir)
+    return start_local(backend, workdir)

@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
+_PLURAL = {"error": "errors"}
+#: A reason shared by more tests than this is printed with a count instead of their names.
+_NAMED_TESTS = 3
 
 
 @dataclass
@@ -45,19 +48,41 @@ class ConformanceReport:
         out: list[str] = []
         for backend in sorted(self.areas):
             info = self.provisioning.get(backend, {})
+            if info.get("method") == "none":
+                # Not provisioned or refused: no test ran, so a table of zeros says nothing.
+                totals = self._totals(backend)
+                ran = ", ".join(f"{n} {_PLURAL.get(o, o) if n > 1 else o}" for o, n in totals.items() if n)
+                out.append(f"backend {backend} {info.get('description', '')} ({ran})")
+                continue
             out.append(f"backend {backend}: {info.get('description', '')}".rstrip())
-            header = f"  {'area':<28}" + "".join(f"{o:>9}" for o in OUTCOMES)
-            out.append(header)
-            totals = dict.fromkeys(OUTCOMES, 0)
+            out.append(f"  {'area':<28}" + "".join(f"{o:>9}" for o in OUTCOMES))
             for area in sorted(self.areas[backend]):
                 counts = self.areas[backend][area].counts
-                for o in OUTCOMES:
-                    totals[o] += counts[o]
                 out.append(f"  {area:<28}" + "".join(f"{counts[o]:>9}" for o in OUTCOMES))
+            totals = self._totals(backend)
             out.append(f"  {'TOTAL':<28}" + "".join(f"{totals[o]:>9}" for o in OUTCOMES))
-            for area in sorted(self.areas[backend]):
-                for test_id, (outcome, reason) in sorted(self.areas[backend][area].reasons.items()):
-                    out.append(f"    {outcome}: {test_id}: {reason}")
+            out += self._reason_lines(backend)
+        return out
+
+    def _totals(self, backend: str) -> dict[str, int]:
+        totals = dict.fromkeys(OUTCOMES, 0)
+        for entry in self.areas[backend].values():
+            for outcome in OUTCOMES:
+                totals[outcome] += entry.counts[outcome]
+        return totals
+
+    def _reason_lines(self, backend: str) -> list[str]:
+        """One line per distinct reason, naming its tests when there are few."""
+        by_reason: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for area in sorted(self.areas[backend]):
+            for test_id, (outcome, reason) in sorted(self.areas[backend][area].reasons.items()):
+                by_reason[(outcome, reason)].append(test_id)
+        out = []
+        for (outcome, reason), tests in by_reason.items():
+            if len(tests) <= _NAMED_TESTS:
+                out.append(f"    {outcome}: {', '.join(tests)}: {reason}")
+            else:
+                out.append(f"    {outcome}: {len(tests)} tests: {reason}")
         return out
 
     def to_json(self) -> dict[str, Any]:

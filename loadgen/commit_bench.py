@@ -18,17 +18,20 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import statistics
 import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
+from persist_spi import hints, progress
 from persist_spi.adapter import BackendAdapter
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
-from persist_spi.errors import LochkitError
+from persist_spi.errors import BackendConfigError, LochkitError
 from persist_spi.logic.commit_logic import CommitLogic
 from persist_spi.logic.create_commit import Add, CreateCommit
 from persist_spi.logic.repository_logic import RepositoryLogic
@@ -87,20 +90,17 @@ class Bench:
         )
         table_keys = [ContentKey.of("bench", f"table_{i:06}") for i in range(keys)]
         ids: dict[ContentKey, str] = {}
-        for start in range(0, keys, 500):
-            chunk = table_keys[start : start + 500]
-            result = self.store.commit(target, None, CommitMeta("bulk"), [Put(k, _table(0)) for k in chunk])
-            ids.update(result.added_content_ids)
+        with progress.step(f"bench: adding {keys:,} tables to {name}", total=keys, unit="tables") as step:
+            for start in range(0, keys, 500):
+                chunk = table_keys[start : start + 500]
+                result = self.store.commit(
+                    target, None, CommitMeta("bulk"), [Put(k, _table(0)) for k in chunk]
+                )
+                ids.update(result.added_content_ids)
+                step.advance(len(chunk))
         return table_keys, ids
 
-    def deepen(
-        self,
-        name: str,
-        keys: list[ContentKey],
-        ids: dict[ContentKey, str],
-        depth: int,
-        progress: Callable[[int], None],
-    ) -> None:
+    def deepen(self, name: str, keys: list[ContentKey], ids: dict[ContentKey, str], depth: int) -> None:
         """Add commits until the branch's history is ``depth`` commits deep, each updating one key
         (through the storage logic, which is what a version-store commit does underneath)."""
         ref = self.store.refs.get_reference(branch(name).full_name)
@@ -111,22 +111,24 @@ class Bench:
         from persist_spi.objs import content_value
 
         i = 0
-        while seq < depth:
-            key = keys[i % len(keys)]
-            store_key = to_store_key(key)
-            old = values[store_key]
-            value = content_value(ids[key], 1, _table(seq).to_bytes())
-            create = CreateCommit(
-                head, f"deepen {seq}", adds=(Add(store_key, 1, value.id, old.value, old.content_id),)
-            )
-            stored = self.logic.store_commit(self.logic.build_commit_obj(create), [value])
-            assert stored.commit is not None
-            head = stored.commit.id
-            values[store_key] = old._replace(value=value.id)
-            seq += 1
-            i += 1
-            if seq % 10_000 == 0:
-                progress(seq)
+        step = progress.step(f"bench: deepening {name} to {depth:,} commits", total=depth, unit="commits")
+        with step as deepening:
+            deepening.done = seq
+            while seq < depth:
+                key = keys[i % len(keys)]
+                store_key = to_store_key(key)
+                old = values[store_key]
+                value = content_value(ids[key], 1, _table(seq).to_bytes())
+                create = CreateCommit(
+                    head, f"deepen {seq}", adds=(Add(store_key, 1, value.id, old.value, old.content_id),)
+                )
+                stored = self.logic.store_commit(self.logic.build_commit_obj(create), [value])
+                assert stored.commit is not None
+                head = stored.commit.id
+                values[store_key] = old._replace(value=value.id)
+                seq += 1
+                i += 1
+                deepening.done = seq
         self.store.refs.assign_reference(ref, head)
 
     def measure(
@@ -170,17 +172,10 @@ def run(
         results.append(bench.measure(f"{puts}-put commits", "throughput", keys, ids, commits, puts))
         log(_line(results[-1]))
     keys, ids = bench.fresh_branch("history", 100)
-    bench.deepen("history", keys, ids, 100, lambda s: None)
+    bench.deepen("history", keys, ids, 100)
     results.append(bench.measure("depth 100", "history", keys, ids, commits, 1))
     log(_line(results[-1]))
-    t0 = time.perf_counter()
-    bench.deepen(
-        "history",
-        keys,
-        ids,
-        deep,
-        lambda s: log(f"  ... history at {s} commits ({time.perf_counter() - t0:.0f} s)"),
-    )
+    bench.deepen("history", keys, ids, deep)
     results.append(bench.measure(f"depth {deep:,}", "history", keys, ids, commits, 1))
     log(_line(results[-1]))
     for count in key_counts:
@@ -212,26 +207,38 @@ def _counts(text: str) -> list[int]:
     return [_positive(part.strip()) for part in text.split(",") if part.strip()]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="lochkit bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", default="rocksdb", help="backend to measure (see: lochkit backends)")
+    parser.add_argument(
+        "--url",
+        help="address of a running server (default: $LOCHKIT_<BACKEND>_URL; embedded backends: a "
+        "fresh temporary store)",
     )
-    parser.add_argument("--backend", default="rocksdb")
-    parser.add_argument("--url", help="backend address (embedded backends: a fresh temporary store)")
     parser.add_argument("--commits", type=_positive, default=1000, help="commits measured per scenario")
     parser.add_argument("--deep", type=_positive, default=100_000, help="history depth of the deep scenario")
     parser.add_argument(
         "--key-counts",
         type=_counts,
         default="100,3000,30000,300000",
-        help="comma-separated numbers of visible keys to measure (default 100,3000,30000,300000)",
+        help="comma-separated numbers of visible keys to measure",
     )
-    parser.add_argument("--json", help="also write the figures to this file")
-    args = parser.parse_args(argv)
+    parser.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
+
+
+def run_from_args(args: argparse.Namespace, usage_error: Callable[[str], NoReturn]) -> int:
+    """Runs the benchmark ``args`` describe; a bad backend name or address goes to ``usage_error``."""
+    url = args.url or os.environ.get(hints.url_env_var(args.backend))
     try:
-        adapter = backend_factory(args.backend).create(args.url)
-    except (UnknownBackend, LochkitError) as e:
-        parser.error(str(e))
+        factory = backend_factory(args.backend)
+    except UnknownBackend as e:
+        usage_error(str(e))
+    try:
+        adapter = factory.create(url)
+    except BackendConfigError as e:
+        usage_error(str(e))
+    except LochkitError as e:
+        print(f"lochkit bench: {e}", file=sys.stderr)
+        return 1
     try:
         return _run_on(adapter, args)
     except LochkitError as e:
@@ -239,6 +246,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         adapter.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m loadgen.commit_bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    return run_from_args(parser.parse_args(argv), parser.error)
 
 
 def _run_on(adapter: BackendAdapter, args: argparse.Namespace) -> int:

@@ -9,30 +9,57 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from lochkit.commands import COMMANDS
+from lochkit.help_format import HelpFormatter
+from persist_spi import hints
 
 
 def _command(name: str) -> ModuleType:
     return importlib.import_module(f"lochkit.commands.{name.replace('-', '_')}")
 
 
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed_version
+
+    try:
+        return installed_version("lochkit")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
+    return build_parsers()[0]
+
+
+def build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The ``lochkit`` parser, and each subcommand's own parser by name."""
     parser = argparse.ArgumentParser(
         prog="lochkit",
         description="Prove a Nessie-style versioned-catalog storage layer on real databases.",
+        formatter_class=HelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"lochkit {version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands: dict[str, argparse.ArgumentParser] = {}
     for name in COMMANDS:
         module = _command(name)
         if getattr(module, "OWN_PARSER", False):
             sub.add_parser(module.NAME, help=module.HELP, add_help=False)
             continue
-        command = sub.add_parser(
+        command = commands[module.NAME] = sub.add_parser(
             module.NAME,
             help=module.HELP,
             description=getattr(module, "DESCRIPTION", None) or module.HELP,
+            formatter_class=HelpFormatter,
         )
         module.add_arguments(command)
-    return parser
+    return parser, commands
+
+
+def command_syntax(name: str, parser: argparse.ArgumentParser | None) -> hints.CommandSyntax:
+    """How hints given while ``lochkit NAME`` runs name its options."""
+    options = [option for action in parser._actions for option in action.option_strings] if parser else []
+    return hints.for_command(f"lochkit {name}", options)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -44,6 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in COMMANDS:
         module = _command(argv[0])
         if getattr(module, "OWN_PARSER", False):
-            return int(module.run_raw(argv[1:] + passthrough))
-    args = build_parser().parse_args(argv)
-    return int(_command(args.command).run(args, passthrough))
+            with hints.running(command_syntax(argv[0], None)):
+                return int(module.run_raw(argv[1:] + passthrough))
+    parser, commands = build_parsers()
+    args = parser.parse_args(argv)
+    with hints.running(command_syntax(args.command, commands[args.command])):
+        return int(_command(args.command).run(args, passthrough))

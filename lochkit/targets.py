@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import shutil
 import signal
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -144,9 +142,10 @@ def _open(args: argparse.Namespace, sources: StoreSources) -> Target:
 
 def _provisioned_nessie(args: argparse.Namespace, options: dict[str, str]) -> Target:
     from conformance.provisioning import provision
+    from conformance.workdir import make_workdir, remove_workdir
     from loadgen.targets.nessie_rest import nessie_target
 
-    workdir = Path(tempfile.mkdtemp(prefix="lochkit-nessie-"))
+    workdir = make_workdir("nessie")
     urls = {NESSIE: args.url} if args.url else {}
     provisioned = provision(NESSIE, None, urls=urls, method=args.provision, workdir=workdir)
     try:
@@ -158,16 +157,17 @@ def _provisioned_nessie(args: argparse.Namespace, options: dict[str, str]) -> Ta
         )
     except BaseException:
         provisioned.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+        remove_workdir(workdir)
         raise
     target.connection = TargetConnection(NESSIE, NESSIE, provisioned.url, options)
     target.on_close(provisioned.stop)
-    target.on_close(lambda: shutil.rmtree(workdir, ignore_errors=True))
+    target.on_close(lambda: remove_workdir(workdir))
     return target
 
 
 def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -> Target:
     from conformance.provisioning import provision, redact
+    from conformance.workdir import make_workdir, remove_workdir
     from loadgen.targets.in_process import in_process_target
     from persist_spi.registry import backend_factory
 
@@ -178,7 +178,7 @@ def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -
         data = DATA_ROOT / backend
         data.mkdir(parents=True, exist_ok=True)
         url, how = str(data), "persistent-directory"
-    workdir = Path(tempfile.mkdtemp(prefix=f"lochkit-{backend}-"))
+    workdir = make_workdir(backend)
     provisioned = provision(
         backend, factory, urls={backend: url} if url else {}, method=args.provision, workdir=workdir
     )
@@ -194,7 +194,7 @@ def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -
         )
     except BaseException:
         provisioned.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+        remove_workdir(workdir)
         raise
     if adapter.capabilities.multi_process:
         target.connection = TargetConnection("lochkit", backend, provisioned.url, dict(provisioned.options))
@@ -203,5 +203,5 @@ def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -
     elif backend == "inmemory":
         target.notes.append("inmemory: the data lives for this command only")
     target.on_close(provisioned.stop)
-    target.on_close(lambda: shutil.rmtree(workdir, ignore_errors=True))
+    target.on_close(lambda: remove_workdir(workdir))
     return target

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -22,9 +20,11 @@ def nessie_server() -> Iterator[str]:
     if os.environ.get("LOCHKIT_NESSIE_TESTS") != "1":
         pytest.skip("the real Nessie server runs when LOCHKIT_NESSIE_TESTS=1 (needs Java 21+, a 245 MB jar)")
     from conformance.servers.nessie import PROVISIONER
+    from conformance.workdir import workdir
 
-    provisioned = PROVISIONER.local_process("nessie", Path(tempfile.mkdtemp(prefix="lochkit-nessie-test-")))
-    try:
-        yield provisioned.url or ""
-    finally:
-        provisioned.stop()
+    with workdir("nessie-test") as where:
+        provisioned = PROVISIONER.local_process("nessie", where)
+        try:
+            yield provisioned.url or ""
+        finally:
+            provisioned.stop()

@@ -3,6 +3,7 @@ outside lochkit would: subclass BackendAdapter, move bytes, do compare-and-swap.
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import tempfile
 import threading
@@ -50,7 +51,8 @@ def ref_values(row: RefRow) -> tuple[object, ...]:
 class ToySqliteAdapter(BackendAdapter):
     name = "toy-sqlite"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, scratch_dir: Path | None = None) -> None:
+        self._scratch_dir = scratch_dir  # a temporary directory of ours, removed on close
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()  # one connection, used by one thread at a time
         # WAL without a sync per statement: a test database, durable across clean closes.
@@ -68,6 +70,8 @@ class ToySqliteAdapter(BackendAdapter):
 
     def close(self) -> None:
         self._db.close()
+        if self._scratch_dir is not None:
+            shutil.rmtree(self._scratch_dir, ignore_errors=True)
 
     def _run(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
         with self._lock:
@@ -195,5 +199,7 @@ class ToySqliteFactory(BackendFactory):
         return CAPABILITIES
 
     def create(self, url: str | None = None, options: Mapping[str, Any] | None = None) -> ToySqliteAdapter:
-        path = Path(url) if url else Path(tempfile.mkdtemp(prefix="toy-sqlite-")) / "db.sqlite"
-        return ToySqliteAdapter(path)
+        if url:
+            return ToySqliteAdapter(Path(url))
+        scratch = Path(tempfile.mkdtemp(prefix="toy-sqlite-"))
+        return ToySqliteAdapter(scratch / "db.sqlite", scratch)

@@ -17,9 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner
-from conformance.servers import versions
-from conformance.servers.process import LocalServer, cache_dir, free_port, maven_fetch, port_answers
+from conformance.provisioning import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
+from conformance.servers import requirements, versions
+from conformance.servers.process import (
+    LocalServer,
+    cache_dir,
+    cache_path,
+    free_port,
+    maven_fetch,
+    port_answers,
+)
+from persist_spi import hints
 
 #: Maven coordinates of the server, e.g. ``org.apache.cassandra:cassandra-all:5.0.9``.
 COORDINATES: Final = versions.LOCAL["cassandra"]
@@ -255,12 +263,19 @@ class CassandraProvisioner(ServerProvisioner):
 
     def install(self, backend: str) -> str:
         if backend == "scylladb":
-            raise ProvisioningFailed(_NO_LOCAL_SCYLLA)
+            raise ProvisioningFailed(f"scylladb: {_no_local_scylla()}")
         return f"Apache Cassandra {VERSION} in {install()}"
+
+    def local_status(self, backend: str) -> LocalServerStatus:
+        if backend == "scylladb":
+            return LocalServerStatus(backend, None, impossible=_no_local_scylla())
+        return requirements.maven_jars_status(
+            backend, f"Apache Cassandra {VERSION}", cache_path("cassandra", VERSION)
+        )
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
         if backend == "scylladb":
-            raise ProvisioningFailed(_NO_LOCAL_SCYLLA)
+            raise ProvisioningFailed(f"scylladb: {_no_local_scylla()}")
         node = start_local(workdir)
         return Provisioned(
             backend, node.url, "local-process", server=f"Apache Cassandra {VERSION}", stop=node.stop
@@ -282,11 +297,13 @@ class CassandraProvisioner(ServerProvisioner):
         )
 
 
-_NO_LOCAL_SCYLLA: Final = (
-    "scylladb: ScyllaDB cannot be installed from the package registries lochkit reaches; use a "
-    f"Docker engine (testcontainers, image {versions.IMAGES['scylladb']}) or pass "
-    "--backend-url scylladb=scylladb://HOST:9042/lochkit"
-)
+def _no_local_scylla() -> str:
+    return (
+        "ScyllaDB cannot be installed from the package registries lochkit reaches. With a "
+        f"Docker engine, {hints.use_method('scylladb', 'testcontainers')} (image "
+        f"{versions.IMAGES['scylladb']}); otherwise start ScyllaDB yourself (docker compose up -d "
+        f"--wait scylladb) and {hints.pass_url('scylladb', 'scylladb://HOST:9042/lochkit')}"
+    )
 
 
 def _cassandra_container() -> Any:

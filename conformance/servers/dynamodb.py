@@ -12,9 +12,15 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner
-from conformance.servers import versions
-from conformance.servers.process import LocalServer, cache_dir, free_port, maven_fetch
+from conformance.provisioning import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
+from conformance.servers import requirements, versions
+from conformance.servers.process import (
+    LocalServer,
+    cache_dir,
+    cache_path,
+    free_port,
+    maven_fetch,
+)
 
 #: ``group:artifact:version`` of DynamoDB Local.
 COORDINATES: Final = versions.LOCAL["dynamodb"]
@@ -36,6 +42,11 @@ class DynamoDBProvisioner(ServerProvisioner):
     def install(self, backend: str) -> str:
         lib = self._lib_dir()
         return f"DynamoDB Local {VERSION} in {lib}"
+
+    def local_status(self, backend: str) -> LocalServerStatus:
+        return requirements.maven_jars_status(
+            backend, f"DynamoDB Local {VERSION}", cache_path("dynamodb", VERSION)
+        )
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
         java = shutil.which("java")

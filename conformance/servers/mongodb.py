@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner
-from conformance.servers.process import LocalServer, cache_dir, free_port, run_checked
+from conformance.provisioning import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
+from conformance.servers import requirements
+from conformance.servers.process import LocalServer, cache_path, free_port, run_checked
 from conformance.servers.versions import IMAGES, LOCAL
+from persist_spi import hints
 
 _PACKAGE: Final = LOCAL["mongodb"]  # github.com/FerretDB/FerretDB/cmd/ferretdb@vX.Y.Z
 _MODULE: Final = _PACKAGE.split("/cmd/", 1)[0]
@@ -47,7 +49,7 @@ class FerretDB:
 
 
 def ferretdb_binary() -> Path:
-    return cache_dir("ferretdb", FERRETDB_VERSION) / "bin" / "ferretdb"
+    return cache_path("ferretdb", FERRETDB_VERSION) / "bin" / "ferretdb"
 
 
 def install_ferretdb() -> Path:
@@ -59,19 +61,21 @@ def install_ferretdb() -> Path:
     if go is None:
         raise ProvisioningFailed(
             "mongodb: building FerretDB needs the Go toolchain (1.24 or newer): install it "
-            "(e.g. apt-get install golang-go, or https://go.dev/dl) or pass --backend-url mongodb=URL"
+            f"(e.g. apt-get install golang-go, or https://go.dev/dl) or "
+            f"{hints.pass_url('mongodb', 'mongodb://HOST:27017/lochkit')}"
         )
     source = _download_module(go)
+    binary.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ferretdb-src-", dir=binary.parent.parent) as tmp:
         tree = Path(tmp) / "src"
         shutil.copytree(source, tree)
         _make_writable(tree)
         (tree / "build" / "version" / "version.txt").write_text(FERRETDB_VERSION + "\n")
         (tree / "build" / "version" / "package.txt").write_text("lochkit\n")
-        binary.parent.mkdir(parents=True, exist_ok=True)
         partial = binary.with_name(f"ferretdb.{os.getpid()}.partial")
         run_checked(
-            [go, "build", "-trimpath", "-buildvcs=false", "-o", str(partial), "./cmd/ferretdb"],
+            # -v names each package as it is compiled: the progress note of this long step.
+            [go, "build", "-v", "-trimpath", "-buildvcs=false", "-o", str(partial), "./cmd/ferretdb"],
             f"mongodb: building FerretDB {FERRETDB_VERSION} with go build",
             cwd=tree,
             timeout=1800,
@@ -171,6 +175,12 @@ class MongoProvisioner(ServerProvisioner):
         started = time.monotonic()
         binary = install_ferretdb()
         return f"FerretDB {FERRETDB_VERSION} at {binary} (ready in {time.monotonic() - started:.1f} s)"
+
+    def local_status(self, backend: str) -> LocalServerStatus:
+        binary = ferretdb_binary()
+        if _reports_version(binary):
+            return LocalServerStatus(backend, f"FerretDB {FERRETDB_VERSION} at {binary}")
+        return LocalServerStatus(backend, None, (requirements.go((1, 24)),))
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
         ferret = start_ferretdb(workdir)

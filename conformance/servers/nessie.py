@@ -22,9 +22,15 @@ import urllib.request
 from pathlib import Path
 from typing import Final
 
-from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner
-from conformance.servers import versions
-from conformance.servers.process import LocalServer, cache_dir, free_port, run_checked
+from conformance.provisioning import (
+    LocalServerStatus,
+    Provisioned,
+    ProvisioningFailed,
+    Requirement,
+    ServerProvisioner,
+)
+from conformance.servers import requirements, versions
+from conformance.servers.process import LocalServer, cache_dir, cache_path, free_port, run_checked
 
 COORDINATES: Final = versions.LOCAL["nessie"]
 VERSION: Final = COORDINATES.split(":")[2]
@@ -41,6 +47,21 @@ class NessieProvisioner(ServerProvisioner):
     def install(self, backend: str) -> str:
         jar = self._jar()
         return f"Nessie {VERSION} server in {jar}"
+
+    def local_status(self, backend: str) -> LocalServerStatus:
+        jar = cache_path("nessie", VERSION) / JAR_NAME
+        installed = f"Nessie {VERSION} server in {jar}" if jar.exists() else None
+        try:
+            java = find_java(MIN_JAVA)
+            found: str | None = f"Java {java_version(java)} at {java}"
+        except ProvisioningFailed:
+            found = None
+        needs = [
+            Requirement(f"Java {MIN_JAVA} or newer", found, "install a JDK 21+ or set LOCHKIT_NESSIE_JAVA")
+        ]
+        if installed is None:
+            needs.append(requirements.maven())
+        return LocalServerStatus(backend, installed, tuple(needs))
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
         store = os.environ.get("LOCHKIT_NESSIE_STORE", "IN_MEMORY").upper()

@@ -22,10 +22,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner
+from conformance.provisioning import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
+from conformance.servers import requirements
 from conformance.servers.process import LocalServer, free_port, run_checked
 from conformance.servers.versions import IMAGES
+from persist_spi import hints
 
+POSTGRES_URL = "postgresql://USER:PASSWORD@HOST:5432/DATABASE"
 SERVER_ACCOUNT = "postgres"
 ROLE = "lochkit"
 DATABASE = "lochkit"
@@ -34,12 +37,18 @@ START_TIMEOUT = 60.0
 SPEED_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
 _START_ATTEMPTS = 3  # a free port can be taken by another process before the server binds it
 
-COCKROACH_LOCAL = (
-    "CockroachDB cannot be installed from the package registries this machine reaches, so it has "
-    "no local-process launcher. With a Docker engine use --provision testcontainers (image "
-    f"{IMAGES['cockroachdb']}); otherwise start CockroachDB yourself and pass "
-    "--backend-url cockroachdb=postgresql://root@HOST:26257/defaultdb?sslmode=disable"
-)
+COCKROACH_URL = "postgresql://root@HOST:26257/defaultdb?sslmode=disable"
+
+
+def cockroach_local() -> str:
+    """Why CockroachDB has no local process, and the ways to run it, for the running command."""
+    containers = hints.use_method("cockroachdb", "testcontainers")
+    return (
+        "CockroachDB cannot be installed from the package registries this machine reaches, so it "
+        f"has no local-process launcher. With a Docker engine, {containers} (image "
+        f"{IMAGES['cockroachdb']}); otherwise start CockroachDB yourself (docker compose up -d "
+        f"--wait cockroachdb) and {hints.pass_url('cockroachdb', COCKROACH_URL)}"
+    )
 
 
 @dataclass
@@ -81,7 +90,7 @@ def _install_with_apt() -> None:
         raise ProvisioningFailed(
             "postgres: the PostgreSQL server binaries are missing and this system has no apt-get; "
             "install PostgreSQL with your package manager and set LOCHKIT_POSTGRES_BINDIR to the "
-            "directory holding initdb, or pass --backend-url postgres=URL"
+            f"directory holding initdb, or {hints.pass_url('postgres', POSTGRES_URL)}"
         )
     env = {"DEBIAN_FRONTEND": "noninteractive"}
     install = ["apt-get", "install", "-y", "-q", "postgresql"]
@@ -276,6 +285,20 @@ def _url(user: str, password: str, port: int, database: str) -> str:
     return f"postgresql://{user}:{password}@127.0.0.1:{port}/{database}"
 
 
+def _passfile_url(url: str, passfile: Path) -> str:
+    """``url`` without its password, naming a libpq password file (0600, as libpq requires) that
+    holds it instead: an address that can be printed and pasted."""
+    from urllib.parse import quote, unquote, urlsplit
+
+    parts = urlsplit(url)
+    user, password, database = unquote(parts.username or ""), unquote(parts.password or ""), parts.path[1:]
+    # .pgpass fields: host:port:database:user:password, with ':' and backslashes escaped.
+    fields = ["127.0.0.1", str(parts.port), database, user, password]
+    passfile.write_text(":".join(f.replace("\\", "\\\\").replace(":", "\\:") for f in fields) + "\n")
+    passfile.chmod(0o600)
+    return f"postgresql://{parts.username}@127.0.0.1:{parts.port}{parts.path}?passfile={quote(str(passfile))}"
+
+
 # --- testcontainers -----------------------------------------------------------------------------
 
 
@@ -351,7 +374,7 @@ class PostgresProvisioner(ServerProvisioner):
 
     def install(self, backend: str) -> str:
         if backend == "cockroachdb":
-            return f"cockroachdb: nothing to install locally. {COCKROACH_LOCAL}"
+            raise ProvisioningFailed(f"cockroachdb: {cockroach_local()}")
         bindir = server_bindir()
         if bindir is None:
             if os.geteuid() != 0:
@@ -359,7 +382,7 @@ class PostgresProvisioner(ServerProvisioner):
                     "postgres: the PostgreSQL server binaries are not installed (looked for "
                     "/usr/lib/postgresql/*/bin/initdb and initdb on the PATH). Install them as root "
                     "with 'apt-get install -y postgresql', or set LOCHKIT_POSTGRES_BINDIR to the "
-                    "directory holding initdb, or pass --backend-url postgres=URL"
+                    f"directory holding initdb, or {hints.pass_url('postgres', POSTGRES_URL)}"
                 )
             _install_with_apt()
             bindir = server_bindir()
@@ -372,7 +395,7 @@ class PostgresProvisioner(ServerProvisioner):
 
     def local_process(self, backend: str, workdir: Path) -> PostgresProvisioned:
         if backend != "postgres":
-            raise ProvisioningFailed(f"{backend}: {COCKROACH_LOCAL}")
+            raise ProvisioningFailed(f"{backend}: {cockroach_local()}")
         self.install(backend)
         bindir = server_bindir()
         assert bindir is not None  # install() raised otherwise
@@ -395,8 +418,17 @@ class PostgresProvisioner(ServerProvisioner):
             "local-process",
             server=f"PostgreSQL {version}, local process from {bindir}, {_settings_text()}",
             stop=stop,
+            printable_url=_passfile_url(url, workdir / "lochkit.pgpass"),
             admin_url=admin_url,
         )
+
+    def local_status(self, backend: str) -> LocalServerStatus:
+        if backend == "cockroachdb":
+            return LocalServerStatus(backend, None, impossible=cockroach_local())
+        bindir = server_bindir()
+        if bindir is None:
+            return LocalServerStatus(backend, None, (requirements.apt_as_root(),))
+        return LocalServerStatus(backend, f"{_binaries_version(bindir)} in {bindir}")
 
     def testcontainers(self, backend: str, workdir: Path) -> PostgresProvisioned:
         if backend == "cockroachdb":
@@ -406,4 +438,4 @@ class PostgresProvisioner(ServerProvisioner):
 
 PROVISIONER = PostgresProvisioner()
 
-__all__ = ["COCKROACH_LOCAL", "PROVISIONER", "PostgresProvisioned", "PostgresProvisioner", "server_bindir"]
+__all__ = ["PROVISIONER", "PostgresProvisioned", "PostgresProvisioner", "cockroach_local", "server_bindir"]

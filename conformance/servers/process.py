@@ -4,26 +4,42 @@ Maven, starting a process with its log captured, waiting for readiness, and stop
 from __future__ import annotations
 
 import atexit
+import collections
 import contextlib
 import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 from conformance.provisioning import ProvisioningFailed
+from persist_spi import progress
 
 _RUNNING: list[LocalServer] = []
+#: Lines of an install command's stderr kept for its error message.
+_TAIL_LINES = 200
+
+
+def cache_path(*parts: str) -> Path:
+    """Where downloaded servers live between runs: ``$LOCHKIT_CACHE`` or ``~/.cache/lochkit``."""
+    root = Path(os.environ.get("LOCHKIT_CACHE") or Path.home() / ".cache" / "lochkit")
+    return root.joinpath(*parts)
 
 
 def cache_dir(*parts: str) -> Path:
-    """Where downloaded servers live between runs: ``$LOCHKIT_CACHE`` or ``~/.cache/lochkit``."""
-    root = Path(os.environ.get("LOCHKIT_CACHE") or Path.home() / ".cache" / "lochkit")
-    path = root.joinpath(*parts)
+    """:func:`cache_path`, created if missing."""
+    path = cache_path(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def maven_fetched(dest: Path) -> bool:
+    """Whether :func:`maven_fetch` completed into ``dest``."""
+    return (dest / ".complete").exists()
 
 
 def free_port() -> int:
@@ -46,33 +62,64 @@ def run_checked(
     timeout: float = 900,
     env: Mapping[str, str] | None = None,
 ) -> str:
-    """Run an install step; on failure raise with the command's output tail and the step's name."""
-    try:
-        done = subprocess.run(
-            list(cmd),
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env={**os.environ, **(env or {})},
-        )
-    except FileNotFoundError as e:
-        raise ProvisioningFailed(f"{what}: '{cmd[0]}' is not installed ({e})") from e
-    except subprocess.TimeoutExpired as e:
-        raise ProvisioningFailed(f"{what}: '{' '.join(cmd)}' did not finish within {timeout:.0f} s") from e
-    if done.returncode != 0:
-        tail = (done.stdout + done.stderr).strip().splitlines()[-25:]
-        raise ProvisioningFailed(
-            f"{what} failed (exit {done.returncode}): {' '.join(cmd)}\n" + "\n".join(tail)
-        )
-    return done.stdout
+    """Run an install step, reported as a progress step (its latest output line shows how far it
+    got); on failure raise with the command's output tail and the step's name. Returns stdout."""
+    with progress.step(what) as step:
+        try:
+            process = subprocess.Popen(
+                list(cmd),
+                cwd=cwd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                errors="replace",
+                env={**os.environ, **(env or {})},
+            )
+        except FileNotFoundError as e:
+            raise ProvisioningFailed(f"{what}: '{cmd[0]}' is not installed ({e})") from e
+        stdout: list[str] = []
+        stderr: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
+        readers = [
+            threading.Thread(target=_collect, args=(process.stdout, stdout.append, step), daemon=True),
+            threading.Thread(target=_collect, args=(process.stderr, stderr.append, step), daemon=True),
+        ]
+        for reader in readers:
+            reader.start()
+        try:
+            returncode = process.wait(timeout)
+        except subprocess.TimeoutExpired as e:
+            process.kill()
+            process.wait()
+            raise ProvisioningFailed(
+                f"{what}: '{' '.join(cmd)}' did not finish within {timeout:.0f} s"
+            ) from e
+        finally:
+            for reader in readers:
+                reader.join(10)
+        if returncode != 0:
+            tail = ("".join(stdout) + "".join(stderr)).strip().splitlines()[-25:]
+            raise ProvisioningFailed(
+                f"{what} failed (exit {returncode}): {' '.join(cmd)}\n" + "\n".join(tail)
+            )
+        return "".join(stdout)
+
+
+def _collect(stream: IO[str] | None, keep: Callable[[str], None], step: progress.Step) -> None:
+    """Keeps every line of ``stream`` and shows the latest as the step's note."""
+    if stream is None:
+        return
+    for line in stream:
+        keep(line)
+        if line.strip():
+            step.note = line.strip()
+    stream.close()
 
 
 def maven_fetch(coordinates: Sequence[str], dest: Path, what: str, *, transitive: bool = True) -> Path:
     """Copy Maven Central artifacts (``group:artifact:version[:type[:classifier]]``) and, when
     ``transitive``, their runtime dependencies into ``dest``. Skipped when ``dest`` is complete."""
     marker = dest / ".complete"
-    if marker.exists():
+    if maven_fetched(dest):
         return dest
     dest.mkdir(parents=True, exist_ok=True)
     deps = []
@@ -92,8 +139,8 @@ def maven_fetch(coordinates: Sequence[str], dest: Path, what: str, *, transitive
     )
     run_checked(
         [
+            # Not quiet: each "Downloading ..." line becomes the progress note of this step.
             "mvn",
-            "-q",
             "-B",
             "-f",
             str(pom),
@@ -145,23 +192,26 @@ class LocalServer:
             return "(no log)"
 
     def wait_until(self, ready: Callable[[], bool], timeout: float, what: str) -> None:
-        """Poll ``ready`` until true; fail with the log tail if the process dies or time runs out."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise ProvisioningFailed(
-                    f"{self.name} exited with code {self.process.returncode} before {what}; "
-                    f"log {self.log_path}:\n{self.log_tail()}"
-                )
-            with contextlib.suppress(Exception):
-                if ready():
-                    return
-            time.sleep(0.5)
-        self.stop()
-        raise ProvisioningFailed(
-            f"{self.name} was not ready ({what}) within {timeout:.0f} s; log {self.log_path}:\n"
-            f"{self.log_tail()}"
-        )
+        """Poll ``ready`` until true, as a progress step; fail with the log tail if the process
+        dies or time runs out."""
+        with progress.step(f"{self.name}: waiting until {what}") as step:
+            step.note = f"gives up after {timeout:.0f} s"
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise ProvisioningFailed(
+                        f"{self.name} exited with code {self.process.returncode} before {what}; "
+                        f"log {self.log_path}:\n{self.log_tail()}"
+                    )
+                with contextlib.suppress(Exception):
+                    if ready():
+                        return
+                time.sleep(0.5)
+            self.stop()
+            raise ProvisioningFailed(
+                f"{self.name} was not ready ({what}) within {timeout:.0f} s; log {self.log_path}:\n"
+                f"{self.log_tail()}"
+            )
 
     def stop(self, grace: float = 30, stop_signal: signal.Signals = signal.SIGTERM) -> None:
         """Signal the process group (``stop_signal``: e.g. SIGINT makes PostgreSQL disconnect its

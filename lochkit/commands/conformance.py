@@ -9,6 +9,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from lochkit.usage import suite_target
+
 NAME = "conformance"
 HELP = "run the conformance suites against one backend (or --self-check: against broken adapters)"
 DESCRIPTION = (
@@ -17,19 +19,26 @@ DESCRIPTION = (
     "deliberately broken adapter of lochkit's catalogue instead, prints which tests catch which bug, "
     "and exits non-zero if one survives or a correct adapter fails."
 )
+#: Plugins of other tools that pytest would load for nothing (locust's patches the standard library).
+UNUSED_PLUGINS = ("locust",)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",
-        help="backend name (see `lochkit backends`), serve:NAME (the version-store suites through "
-        "`lochkit serve` over NAME) or nessie (a real Nessie server); required unless --self-check",
+        type=suite_target,
+        help="backend name (see: lochkit backends), serve:NAME (the version-store suites through "
+        "lochkit serve over NAME) or nessie (a real Nessie server); required unless --self-check",
     )
-    parser.add_argument("--url", help="address of an already running server (otherwise provisioned)")
+    parser.add_argument("--url", help="address of an already running server (default: obtain one)")
     parser.add_argument(
-        "--provision", default="auto", choices=["auto", "external", "testcontainers", "local"]
+        "--provision",
+        default="auto",
+        choices=["auto", "external", "testcontainers", "local"],
+        help="how to obtain the server when no --url is given: auto tries testcontainers when a "
+        "Docker engine answers, else a local process; external needs --url",
     )
-    parser.add_argument("--report", help="write per-area results as JSON to this file")
+    parser.add_argument("--report", metavar="FILE", help="write per-area results as JSON to FILE")
     parser.add_argument("-k", "--keyword", help="only tests matching this pytest -k expression")
     parser.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
     check = parser.add_argument_group("self-check (what the suite can catch)")
@@ -67,32 +76,28 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         return _self_check(args)
     if not args.backend:
         print(
-            "lochkit conformance: give --backend NAME (see `lochkit backends`), or --self-check",
+            "lochkit conformance: give --backend NAME (see: lochkit backends), or --self-check",
             file=sys.stderr,
         )
         return 2
-    import pytest
-
-    pytest_args = [
-        "--pyargs",
-        "conformance.all",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        "--backend",
-        args.backend,
-        "--provision",
-        args.provision,
-    ]
+    try:
+        import pytest
+    except ImportError:
+        print(
+            "lochkit conformance: needs pytest and hypothesis; install them with: "
+            "pip install 'lochkit[conformance]'",
+            file=sys.stderr,
+        )
+        return 1
+    pytest_args = ["--pyargs", "conformance.all", "-p", "no:cacheprovider", "-q"]
+    for plugin in UNUSED_PLUGINS:
+        pytest_args += ["-p", f"no:{plugin}"]
+    pytest_args += ["--backend", args.backend, "--provision", args.provision]
     if args.url:
         from conformance.suite_targets import parse_target
 
-        try:
-            target = parse_target(args.backend)
-        except ValueError as e:
-            print(f"lochkit: {e}", file=sys.stderr)
-            return 2
-        # serve:NAME drives NAME's server: the address is NAME's.
+        # serve:NAME drives NAME's server: the address is NAME's (--backend was checked already).
+        target = parse_target(args.backend)
         pytest_args += ["--backend-url", f"{target.backend or args.backend}={args.url}"]
     if args.report:
         pytest_args += ["--lochkit-report", args.report]

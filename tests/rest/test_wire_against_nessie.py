@@ -8,10 +8,8 @@ Commit meta is compared as "lochkit's fields are Nessie's": Nessie also writes e
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,14 +30,15 @@ def nessie() -> Iterator[str]:
     """``LOCHKIT_NESSIE_URL`` if given, else a Nessie server started for this module; emptied first."""
     from conformance.rest_harness import reset_nessie
     from conformance.servers.nessie import PROVISIONER
+    from conformance.workdir import make_workdir, remove_workdir
     from nessie_client import NessieRestClient
 
     given = os.environ.get("LOCHKIT_NESSIE_URL")
     provisioned = None
+    where = None
     if not given:
-        provisioned = PROVISIONER.local_process(
-            "nessie", Path(tempfile.mkdtemp(prefix="lochkit-nessie-wire-"))
-        )
+        where = make_workdir("nessie-wire")
+        provisioned = PROVISIONER.local_process("nessie", where)
     uri = given or (provisioned.url if provisioned is not None else "") or ""
     try:
         with NessieRestClient(uri) as client:
@@ -48,6 +47,8 @@ def nessie() -> Iterator[str]:
     finally:
         if provisioned is not None:
             provisioned.stop()
+        if where is not None:
+            remove_workdir(where)
 
 
 @pytest.fixture(scope="module")

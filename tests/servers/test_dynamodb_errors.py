@@ -6,12 +6,10 @@ says what to do. Also DynamoDB's own item-size check and its partial BatchGetIte
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +23,7 @@ from backends.dynamodb_adapter import DynamoDBAdapter
 from backends.dynamodb_schema import SCHEMA_ITEM_KEY
 from conformance.provisioning import Provisioned, provision
 from conformance.servers.process import free_port
+from conformance.workdir import workdir
 from persist_spi.adapter import ObjRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,
@@ -39,13 +38,13 @@ FACTORY = DynamoBackendFactory()
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Provisioned]:
-    workdir = Path(tempfile.mkdtemp(prefix="lochkit-dynamodb-errors-"))
     method = os.environ.get("LOCHKIT_PROVISION", "auto")
-    provisioned = provision("dynamodb", FACTORY, urls={}, method=method, workdir=workdir)
-    try:
-        yield provisioned
-    finally:
-        provisioned.stop()
+    with workdir("dynamodb-errors") as where:
+        provisioned = provision("dynamodb", FACTORY, urls={}, method=method, workdir=where)
+        try:
+            yield provisioned
+        finally:
+            provisioned.stop()
 
 
 @pytest.fixture

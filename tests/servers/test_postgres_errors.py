@@ -6,6 +6,9 @@ what to do, and never show a password."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -536,10 +539,37 @@ def test_local_process_starts_and_stops_cleanly(tmp_path: Path) -> None:
         assert provisioned.method == "local-process"
         assert "PostgreSQL" in provisioned.server
         assert "fsync=off" in provisioned.server
-        assert ":***@" in provisioned.describe()
+        password = str(psycopg.conninfo.conninfo_to_dict(str(provisioned.url))["password"])
+        assert password not in provisioned.describe()
+        assert "?passfile=" in provisioned.describe()  # an address that works when pasted
         assert port_answers(port)
         assert startup < 30
     finally:
         provisioned.stop()
     assert not port_answers(port)
     assert not (tmp_path / "postgres").exists()
+
+
+def test_conformance_with_a_wrong_password_ends_with_the_cause_and_its_fix(
+    server: PostgresProvisioned,
+) -> None:
+    """A run against a server that refuses the password: one error in full, the other tests
+    blocked at once, and the last lines say what is wrong and what to do (no traceback)."""
+    lochkit = str(Path(sys.executable).with_name("lochkit"))
+    url = url_for(server, password="not-" + SECRET)
+    done = subprocess.run(
+        [lochkit, "conformance", "--backend", "postgres", "--url", url, "-k", "TestPersistReferences"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1
+    out = done.stdout + done.stderr
+    assert SECRET not in out
+    assert "Traceback" not in out
+    assert len(done.stdout.splitlines()) < 40, done.stdout
+    tail = done.stdout.splitlines()[-4:]
+    assert tail[0] == "postgres could not be set up, so its 11 tests failed without running:"
+    assert "the server rejected the credentials" in tail[1]
+    assert tail[2].startswith("  fix: Check the user name and password in the URL")
+    assert re.fullmatch(r"=* ?\d+ deselected, 1 error, 10 blocked in [\d.]+s ?=*", tail[3])

@@ -55,3 +55,27 @@ def test_bad_arguments_are_refused_with_the_reason() -> None:
     done = bench("--backend", "oracle")
     assert done.returncode == 2
     assert "No backend named 'oracle'" in done.stderr
+
+
+def test_building_large_histories_and_key_sets_reports_progress() -> None:
+    from backends.inmemory import InMemoryBackendFactory
+    from loadgen.commit_bench import Bench
+    from persist_spi import progress
+    from persist_spi.adapter_persist import AdapterPersist
+    from persist_spi.config import StoreConfig
+    from persist_spi.logic.repository_logic import RepositoryLogic
+
+    lines: list[str] = []
+    previous = progress.install(progress.Reporter(lines.append, min_seconds=0))
+    try:
+        persist = AdapterPersist(InMemoryBackendFactory().create(), StoreConfig())
+        RepositoryLogic(persist).initialize("main")
+        bench = Bench(persist)
+        keys, ids = bench.fresh_branch("wide", 600)
+        bench.deepen("wide", keys, ids, 700)
+    finally:
+        progress.install(previous)
+    assert [line.split(": done in")[0] for line in lines] == [
+        "bench: adding 600 tables to wide",
+        "bench: deepening wide to 700 commits",
+    ]

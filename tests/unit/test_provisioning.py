@@ -61,7 +61,9 @@ def test_an_address_given_by_environment(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_forcing_external_without_an_address_says_how_to_give_one(tmp_path: Path) -> None:
-    with pytest.raises(ProvisioningFailed, match=r"--backend-url postgres=URL or set LOCHKIT_POSTGRES_URL"):
+    with pytest.raises(
+        ProvisioningFailed, match=r"--backend-url postgres=URL \(or set LOCHKIT_POSTGRES_URL\)"
+    ):
         _provision("postgres", tmp_path, method="external")
 
 

@@ -423,8 +423,9 @@ def test_cockroach_has_no_local_process(tmp_path: Path) -> None:
     with pytest.raises(ProvisioningFailed) as e:
         provisioning.PROVISIONER.local_process("cockroachdb", tmp_path)
     assert "--provision testcontainers" in str(e.value)
-    assert "--backend-url cockroachdb=" in str(e.value)
-    assert "nothing to install" in provisioning.PROVISIONER.install("cockroachdb")
+    assert "--backend-url 'cockroachdb=postgresql://" in str(e.value)
+    with pytest.raises(ProvisioningFailed, match="cannot be installed"):
+        provisioning.PROVISIONER.install("cockroachdb")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -1,0 +1,86 @@
+"""``python -m conformance.matrix``: the README's table from a report, and a clear error (no
+traceback) for a file that is not one."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.matrix import render
+
+REPORT = {
+    "postgres": {
+        "provisioning": {
+            "method": "local-process",
+            "server": "PostgreSQL 15.18 (Debian 15.18-0+deb12u1), local process from /usr/lib, fsync=off",
+        },
+        "areas": {
+            "versionstore.commits": {"counts": {"passed": 36}},
+            "cache": {"counts": {"passed": 62}},
+            "persist.objects": {"counts": {"passed": 337, "skipped": 2}},
+            "logic.commits": {"counts": {"passed": 33, "failed": 1}},
+        },
+    },
+    "scylladb": {
+        "provisioning": {"method": "none", "description": "is not available here: ScyllaDB cannot be..."},
+        "areas": {"persist.objects": {"counts": {"skipped": 339}}, "cache": {"counts": {"skipped": 62}}},
+    },
+}
+
+
+def test_columns_follow_the_suites_layers_and_cells_add_up() -> None:
+    lines = render(REPORT, markdown=True).splitlines()
+    assert lines[0] == "| backend | server | how | persist | logic | versionstore | cache | total |"
+    assert lines[2] == (
+        "| `postgres` | PostgreSQL 15.18 (Debian 15.18-0+deb12u1) | local process | 337 + 2s | 33 + 1F "
+        "| 36 | 62 | 468 + 1F + 2s |"
+    )
+    assert lines[3] == "| `scylladb` | not available here | — | 0 + 339s | — | — | 0 + 62s | 0 + 401s |"
+
+
+def _matrix(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "conformance.matrix", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "cannot read"),
+        ("not json {", "is not JSON"),
+        ('{"postgres": 3}', "is JSON but not a conformance report"),
+    ],
+)
+def test_a_file_that_is_not_a_report_is_a_usage_error_not_a_traceback(
+    tmp_path: Path, content: str | None, expected: str
+) -> None:
+    path = tmp_path / "report.json"
+    if content is not None:
+        path.write_text(content)
+    done = _matrix(str(path))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert expected in done.stderr.splitlines()[-1]
+
+
+def test_a_report_renders_as_text_with_the_legend(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(REPORT))
+    done = _matrix(str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].split() == [
+        "backend",
+        "server",
+        "how",
+        "persist",
+        "logic",
+        "versionstore",
+        "cache",
+        "total",
+    ]
+    assert "A cell shows passed tests" in done.stdout

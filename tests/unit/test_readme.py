@@ -1,0 +1,130 @@
+"""The README says what the code does: its matrix is what the matrix tool renders from the CI run's
+report, its commands and options exist, its numbers are counted, its contents list every section."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.matrix import LEGEND, render
+from lochkit.cli import build_parsers
+from lochkit.commands import COMMANDS
+from persist_spi.registry import backend_factory
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+#: The report of the run the README's matrix shows (``--lochkit-report``; per-test reasons dropped).
+SAMPLE_REPORT = Path(__file__).with_name("data") / "conformance-report.json"
+
+
+def _section(title: str) -> str:
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, re.S | re.M)
+    assert match, f"no section '{title}'"
+    return match.group(1)
+
+
+def test_contents_lists_every_section_in_order() -> None:
+    sections = re.findall(r"^## (.+)$", README, re.M)
+    listed = re.findall(r"^- \[(.+?)\]\(#(.+?)\)$", _section("Contents"), re.M)
+    assert [title for title, _ in listed] == [s for s in sections if s != "Contents"]
+    for title, anchor in listed:
+        assert anchor == re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-")
+
+
+def test_the_matrix_is_what_the_matrix_tool_renders_from_the_runs_report() -> None:
+    rendered = render(json.loads(SAMPLE_REPORT.read_text()), markdown=True)
+    section = _section("Backends and the conformance matrix")
+    assert rendered in section
+    assert LEGEND in " ".join(section.split())
+
+
+def test_the_toy_adapters_size_is_counted() -> None:
+    lines = len((ROOT / "tests" / "third_party" / "toy_sqlite.py").read_text().splitlines())
+    assert f"a toy SQLite adapter of {lines} lines" in README
+
+
+def test_the_first_command_installs_what_the_conformance_run_on_rocksdb_needs_and_no_more() -> None:
+    first = README.split("```sh\n", 1)[1].splitlines()[0]
+    extras = set(re.search(r"-e '\.\[(.+?)\]'", first).group(1).split(","))  # type: ignore[union-attr]
+    assert "lochkit conformance --backend rocksdb" in first
+    assert extras == {backend_factory("rocksdb").extra, "conformance"}
+
+
+def _command_rows() -> list[tuple[str, str]]:
+    table = _section("Commands")
+    return re.findall(r"^\| `lochkit ([a-z-]+)([^`]*)` \|", table, re.M)
+
+
+def test_every_command_is_in_the_commands_table() -> None:
+    assert {name for name, _ in _command_rows()} >= set(COMMANDS)
+
+
+@pytest.mark.parametrize(("command", "usage"), _command_rows())
+def test_every_option_the_commands_table_shows_is_accepted(command: str, usage: str) -> None:
+    _, parsers = build_parsers()
+    options = (
+        {o for action in parsers[command]._actions for o in action.option_strings}
+        if command in parsers
+        else set()
+    )
+    shown = set(re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", usage.replace("\\|", " ")))
+    assert shown <= options, f"lochkit {command} does not take {sorted(shown - options)}"
+
+
+def test_every_plugin_option_the_readme_lists_exists(pytestconfig: pytest.Config) -> None:
+    table = _section("The conformance plugin")
+    listed = re.findall(r"^\| `(--[a-z-]+)", table, re.M)
+    assert listed
+    for option in listed:
+        pytestconfig.getoption(option)  # raises ValueError for an unknown option
+
+
+def test_tox_says_which_tests_its_environments_run() -> None:
+    tox = (ROOT / "tox.ini").read_text()
+    comment = " ".join(line.lstrip("# ") for line in tox.splitlines() if line.startswith("#"))
+    command = re.search(r"^commands =\n\s+pytest (\S+)", tox, re.M).group(1)  # type: ignore[union-attr]
+    assert command in comment  # it names what it runs
+    if command != "tests" and not command.startswith("tests/unit"):
+        assert "runs the unit tests" not in comment
+
+
+#: Modules only other extras bring: the first command installs none of them.
+OTHER_EXTRAS_MODULES = (
+    "requests", "starlette", "uvicorn", "cel", "pyarrow", "locust", "pyspark", "pandas",
+    "psycopg", "pymongo", "cassandra", "boto3", "testcontainers", "docker",
+)  # fmt: skip
+
+WITHOUT_OTHER_EXTRAS = """
+import sys
+from importlib.abc import MetaPathFinder
+
+class Absent(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r} (not in the first command's extras)")
+        return None
+
+sys.meta_path.insert(0, Absent())
+from lochkit.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_the_first_commands_extras_are_enough_for_the_suites_on_rocksdb(tmp_path: Path) -> None:
+    script = tmp_path / "without_other_extras.py"
+    script.write_text(f"BLOCKED = {set(OTHER_EXTRAS_MODULES)!r}\n{WITHOUT_OTHER_EXTRAS}")
+    # One suite of each kind of fixture: Persist, storage logic, version store, object cache.
+    chosen = "TestPersistReferences or TestLogicRepository or TestVersionStoreReads or TestCachingPersist"
+    done = subprocess.run(
+        [sys.executable, str(script), "conformance", "--backend", "rocksdb", "-k", chosen],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert re.search(r"\d+ passed", done.stdout.splitlines()[-1])
