@@ -21,7 +21,7 @@ import signal
 import threading
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 import pytest
 
@@ -198,7 +198,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             # Only the version-store suites run over REST. When nothing else is selected, the
             # REST targets stay, and the gate skips these tests with the reason.
             names = [n for n in names if not parse_target(n).over_rest] or names
+        if _factory_overridden(metafunc):
+            # The suites run against the conftest's own factory, whatever --backend names: one
+            # in-process run, not one identical run per selected name.
+            names = [OWN_FACTORY]
         metafunc.parametrize("lochkit_backend_name", names, indirect=True, scope="session", ids=names)
+
+
+#: The target name the suites get when a conftest overrides ``lochkit_backend_factory``.
+OWN_FACTORY: Final = "own-factory"
+
+
+def _factory_overridden(metafunc: pytest.Metafunc) -> bool:
+    definitions = metafunc._arg2fixturedefs.get("lochkit_backend_factory") or ()
+    return bool(definitions) and getattr(definitions[-1].func, "__module__", __name__) != __name__
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -224,6 +237,8 @@ def lochkit_backend_name(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 def lochkit_target(lochkit_backend_name: str) -> SuiteTarget:
     """What the suites drive: a backend in-process, lochkit serve over it, or a Nessie server."""
+    if lochkit_backend_name == OWN_FACTORY:
+        return SuiteTarget(OWN_FACTORY, OWN_FACTORY, IN_PROCESS)  # the conftest's factory, in-process
     return parse_target(lochkit_backend_name)
 
 

@@ -4,6 +4,7 @@ databases is the conformance suite ``versionstore.policies``."""
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 
@@ -24,6 +25,7 @@ from persist_spi.versionstore.policies import (
     commit_policy,
     shared_policy,
 )
+from persist_spi.versionstore.policies.base import PerPersist
 from persist_spi.versionstore.policies.fair import FairnessGate
 from persist_spi.versionstore.refs import branch
 
@@ -40,6 +42,32 @@ def _put(store: VersionStore, name: str) -> None:
     store.commit(
         MAIN, None, CommitMeta(name), [Put(ContentKey.of(name), IcebergTable(metadata_location=name))]
     )
+
+
+class _CyclicPersist:
+    """Stands in for a Persist that only the cycle collector frees (a cache pointing back at it)."""
+
+    def __init__(self) -> None:
+        self.itself = self
+
+
+def test_a_persist_collected_while_another_registers_does_not_deadlock() -> None:
+    """CI once hung here: the collector finished an old Persist while the registry's lock was
+    held to register a new one, and the old one's finalizer waited for that same lock."""
+
+    def collect_then_make(_: object) -> dict[str, int]:
+        gc.collect()  # what any allocation under the lock may start
+        return {}
+
+    values: PerPersist[dict[str, int]] = PerPersist(collect_then_make)
+    old = _CyclicPersist()
+    values(old)  # type: ignore[arg-type]
+    del old
+    new = _CyclicPersist()
+    done = threading.Event()
+    registered = threading.Thread(target=lambda: (values(new), done.set()), daemon=True)  # type: ignore[arg-type]
+    registered.start()
+    assert done.wait(10), "registering a Persist deadlocked on the finalizer of a collected one"
 
 
 def test_every_policy_is_chosen_by_name_and_an_unknown_name_lists_them() -> None:

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from third_party.toy_sqlite import ToySqliteFactory
+from conformance.examples.toy_sqlite import ToySqliteFactory
 
 LOCHKIT = str(Path(sys.executable).with_name("lochkit"))
 

@@ -74,8 +74,11 @@ class PerPersist(Generic[V]):
             return value
 
     def _forget(self, key: int) -> None:
-        with self._lock:
-            self._values.pop(key, None)
+        # No lock: the finalizer may run inside __call__ of this very thread, when creating the
+        # next finalizer lets the garbage collector finish an older Persist; taking the lock there
+        # deadlocks. A single dict.pop is atomic, and the key cannot be in use again yet: an
+        # object's id is only reused after its finalizers ran.
+        self._values.pop(key, None)
 
 
 @dataclass(frozen=True, slots=True)
