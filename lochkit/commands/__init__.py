@@ -16,4 +16,6 @@ COMMANDS: Final[tuple[str, ...]] = (
     "conformance",
     "bench",
     "servers",
+    "inventory",
+    "report",
 )
