@@ -1,0 +1,30 @@
+"""One local SparkSession for the whole test session (starting Spark costs seconds; every test of
+the reports shares it), and helpers that build small event tables with known answers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from report_job.events import EVENT_COLUMNS
+
+pytest.importorskip("pyspark", reason="the reports extra is not installed: pip install 'lochkit[reports]'")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    from reports.session import spark_session
+
+    session = spark_session("local[2]", app_name="lochkit-tests", shuffle_partitions=2)
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def events_df(spark: Any) -> Any:
+    def make(rows: list[tuple[Any, ...]]) -> Any:
+        return spark.createDataFrame(rows, EVENT_COLUMNS)
+
+    return make
