@@ -131,7 +131,8 @@ def test_the_command_names_a_missing_repository(tmp_path: Path, capsys: pytest.C
         lochkit(["inventory", "--backend", "rocksdb", "--url", str(empty), "--out", str(tmp_path / "o")]) == 2
     )
     err = capsys.readouterr().err
-    assert "no repository" in err and "--url" in err
+    assert "no repository" in err
+    assert "--url" in err
 
 
 def test_the_command_refuses_a_non_empty_output_directory(

@@ -125,8 +125,8 @@ def test_commits_per_second_divides_by_the_run_span(events_df: Any) -> None:
 def test_latency_cdf_runs_from_the_minimum_to_the_maximum(events_df: Any) -> None:
     rows = [event(duration_ms=float(ms)) for ms in range(1, 201)]
     points = rm.latency_cdf(events_df(rows)).collect()
-    assert points[0]["quantile"] == 0.0 and points[0]["latency_ms"] == 1.0
-    assert points[-1]["quantile"] == 1.0 and points[-1]["latency_ms"] == 200.0
+    assert (points[0]["quantile"], points[0]["latency_ms"]) == (0.0, 1.0)
+    assert (points[-1]["quantile"], points[-1]["latency_ms"]) == (1.0, 200.0)
     assert [p["latency_ms"] for p in points] == sorted(p["latency_ms"] for p in points)
     half = next(p for p in points if p["quantile"] == 0.5)
     assert half["latency_ms"] == 100.0
