@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 from reports.inputs import EVENTS, INVENTORY_JSON, RUN_JSON, Found, HadoopFs, InputError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 #: Versions this job reads.
 RUN_FORMAT_VERSIONS: Final = (1,)
@@ -70,6 +70,16 @@ def unique_ids(found: Iterable[Found]) -> list[str]:
     return ids
 
 
+def spark_file_path() -> Column:
+    """The path of the file a row came from, in the form Hadoop's ``Path.toString`` gives (which
+    :class:`~reports.inputs.Found` and :meth:`HadoopFs.qualified` use). Spark's ``_metadata.file_path``
+    is URL-encoded (a space is ``%20``); decoding it as a URL would also turn a literal ``+`` into
+    a space, so ``+`` is protected first."""
+    from pyspark.sql import functions as F
+
+    return F.url_decode(F.regexp_replace(F.col("_metadata.file_path"), r"\+", "%2B"))
+
+
 def _tagged(spark: SparkSession, sources: dict[str, str], column: str) -> DataFrame:
     """A two-column DataFrame mapping each source file (as Spark names it in ``_metadata``) to its id."""
     return spark.createDataFrame(list(sources.items()), f"file_path STRING, {column} STRING")
@@ -84,7 +94,7 @@ def read_parquet_tagged(
     from pyspark.sql import functions as F
 
     reader = spark.read.schema(schema) if schema else spark.read
-    df = reader.parquet(*files.values()).withColumn("_file", F.col("_metadata.file_path"))
+    df = reader.parquet(*files.values()).withColumn("_file", spark_file_path())
     mapping = _tagged(spark, {uri: ident for ident, uri in files.items()}, column)
     return df.join(F.broadcast(mapping), F.col("_file") == F.col("file_path")).drop("_file", "file_path")
 
@@ -99,7 +109,7 @@ def load_runs(spark: SparkSession, hfs: HadoopFs, runs: list[Found]) -> tuple[Da
         .option("multiLine", True)
         .option("mode", "PERMISSIVE")
         .json(list(run_json.values()))
-        .withColumn("file_path", F.col("_metadata.file_path"))
+        .withColumn("file_path", spark_file_path())
     )
     mapping = _tagged(spark, {uri: ident for ident, uri in run_json.items()}, "run_id")
     meta = meta.join(F.broadcast(mapping), "file_path").drop("file_path")
@@ -169,7 +179,7 @@ def load_inventories(
         spark.read.schema(INVENTORY_JSON_SCHEMA)
         .option("multiLine", True)
         .json(list(docs.values()))
-        .withColumn("file_path", F.col("_metadata.file_path"))
+        .withColumn("file_path", spark_file_path())
     )
     mapping = _tagged(spark, {uri: ident for ident, uri in docs.items()}, "inventory_id")
     meta = meta.join(F.broadcast(mapping), "file_path").drop("file_path")
@@ -209,8 +219,8 @@ def load_conformance(spark: SparkSession, reports: list[Found]) -> tuple[DataFra
 
     ids = unique_ids(reports)
     files = {f.uri: (ident, f.modified) for ident, f in zip(ids, reports, strict=True)}
-    raw = spark.read.option("wholetext", True).text([f.uri for f in reports])
-    raw = raw.withColumn("file_path", F.col("_metadata.file_path"))
+    raw = spark.read.text([f.uri for f in reports], wholetext=True)
+    raw = raw.withColumn("file_path", spark_file_path())
     mapping = spark.createDataFrame(
         [(uri, ident, modified) for uri, (ident, modified) in files.items()],
         "file_path STRING, report_id STRING, modified_ms LONG",
