@@ -36,7 +36,7 @@ def test_a_missing_input_is_named(spark: Any, tmp_path: Path) -> None:
 
 def test_the_run_json_file_itself_asks_for_its_directory(spark: Any, tmp_path: Path) -> None:
     run = write_run(tmp_path / "r", RunShape(events=5), seed=1)
-    with pytest.raises(InputError, match="give the directory that holds run.json"):
+    with pytest.raises(InputError, match=r"give the directory that holds run\.json"):
         discover(spark, [str(run / "run.json")])
 
 
