@@ -70,7 +70,7 @@ def _sampled_growth(growth: DataFrame) -> DataFrame:
     per = Window.partitionBy("inventory_id")
     n = F.count(F.lit(1)).over(per)
     position = F.row_number().over(per.orderBy("created_us", "commit_id"))
-    step = F.greatest(F.lit(1), F.ceil(n / GROWTH_POINTS))
+    step = F.greatest(F.lit(1), F.ceil(F.col("_n") / GROWTH_POINTS))
     return (
         growth.withColumn("_n", n)
         .withColumn("_p", position)
@@ -114,6 +114,7 @@ def assemble(computed: Computed, title: str, inputs_text: str, table_names: list
             page.comparison_table = html_table(comparison, flag="regression")
             page.comparison_figure = plots.comparison_bars(comparison)
     if "objects_by_type" in t:
+        page.storage_tables["Commits"] = html_table(_pandas(t["commit_summary"]))
         page.storage_tables["Objects by type"] = html_table(_pandas(t["objects_by_type"]))
         page.storage_tables["Added per commit, by object type"] = html_table(_pandas(t["per_commit_by_type"]))
         page.storage_tables["Reference-index spills"] = html_table(_pandas(t["index_spills"]))

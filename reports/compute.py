@@ -88,10 +88,12 @@ def _storage(spark: SparkSession, hfs: HadoopFs, inputs: Inputs, settings: Setti
             k: v.join(inventories.select("inventory_id"), "inventory_id", "left_semi")
             for k, v in tables.items()
         }
-    objects, commits, links = tables["objects"], tables["commits"], tables["links"]
+    objects, links = tables["objects"], tables["links"]
+    commits = sm.with_landed(tables["commits"], tables["references"]).cache()
     additions = sm.commit_additions(sm.attributed_objects(objects, commits, links), commits).cache()
     out.tables.update(
         inventories=inventories,
+        commit_summary=sm.commit_summary(commits, inventories),
         objects_by_type=sm.objects_by_type(objects, inventories),
         commit_additions=additions,
         per_commit_by_type=sm.per_commit_by_type(additions, commits, inventories),

@@ -82,7 +82,7 @@ def spark_file_path() -> Column:
 
 def _tagged(spark: SparkSession, sources: dict[str, str], column: str) -> DataFrame:
     """A two-column DataFrame mapping each source file (as Spark names it in ``_metadata``) to its id."""
-    return spark.createDataFrame(list(sources.items()), f"file_path STRING, {column} STRING")
+    return literal_table(spark, list(sources.items()), f"file_path STRING, {column} STRING")
 
 
 def read_parquet_tagged(
@@ -221,7 +221,8 @@ def load_conformance(spark: SparkSession, reports: list[Found]) -> tuple[DataFra
     files = {f.uri: (ident, f.modified) for ident, f in zip(ids, reports, strict=True)}
     raw = spark.read.text([f.uri for f in reports], wholetext=True)
     raw = raw.withColumn("file_path", spark_file_path())
-    mapping = spark.createDataFrame(
+    mapping = literal_table(
+        spark,
         [(uri, ident, modified) for uri, (ident, modified) in files.items()],
         "file_path STRING, report_id STRING, modified_ms LONG",
     )
@@ -251,3 +252,20 @@ def load_conformance(spark: SparkSession, reports: list[Found]) -> tuple[DataFra
     kept = {r["report_id"] for r in counts.select("report_id").distinct().collect()}
     ignored = [ident for ident, _ in files.values() if ident not in kept]
     return counts, not_passed, ignored
+
+
+def literal_table(spark: SparkSession, rows: list[tuple[object, ...]], schema: str) -> DataFrame:
+    """A small DataFrame built from literals inside the JVM. ``spark.createDataFrame`` on Python
+    rows would start Python workers on the executors, which a cluster without lochkit installed
+    cannot run; literals need none."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    fields = StructType.fromDDL(schema).fields
+    if not rows:
+        return spark.createDataFrame([], schema)
+    structs = [
+        F.struct(*[F.lit(value).cast(f.dataType).alias(f.name) for value, f in zip(row, fields, strict=True)])
+        for row in rows
+    ]
+    return spark.range(1).select(F.inline(F.array(*structs)))

@@ -7,16 +7,58 @@ stripes, the segments object and the segments under it) and the commit object it
 *first* commit (by creation time) that points to them; later commits that reuse an object add
 nothing. Objects no commit points to (reference records, tags, strings, unique ids) are the
 repository's fixed overhead.
+
+Commit objects of attempts that lost a compare-and-swap race are stored but never become part of
+history (the retry builds a new commit on the new head): a commit that is nobody's parent and no
+reference's head is such a *lost-race* commit. Averages per commit count only the commits that
+landed; the objects lost-race commits carry stay in the totals, since they take space until a
+garbage collection removes them.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from reports.loading import literal_table
 from reports.projection import Projection
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+
+def with_landed(commits: DataFrame, references: DataFrame) -> DataFrame:
+    """``commits`` with ``landed``: false for a lost-race commit (see the module docstring)."""
+    from pyspark.sql import functions as F
+
+    parents = commits.select("inventory_id", F.col("parent").alias("commit_id"))
+    heads = references.select("inventory_id", F.col("pointer").alias("commit_id"))
+    pointed = parents.unionByName(heads).distinct().withColumn("landed", F.lit(True))
+    return commits.join(pointed, ["inventory_id", "commit_id"], "left").fillna(False, ["landed"])
+
+
+def commit_summary(commits: DataFrame, inventories: DataFrame) -> DataFrame:
+    """Per inventory: commits that landed, internal commits, lost-race commit objects and their bytes."""
+    from pyspark.sql import functions as F
+
+    normal = F.col("commit_type") == "normal"
+    lost = normal & ~F.col("landed")
+    return (
+        commits.groupBy("inventory_id")
+        .agg(
+            F.sum((normal & F.col("landed")).cast("long")).alias("commits"),
+            F.sum((~normal).cast("long")).alias("internal_commits"),
+            F.sum(lost.cast("long")).alias("lost_race_commits"),
+            F.sum(F.when(lost, F.col("encoded_size")).otherwise(0)).alias("lost_race_commit_bytes"),
+        )
+        .join(inventories.select("inventory_id", "backend"), "inventory_id")
+        .orderBy("inventory_id")
+    )
+
+
+def _landed_normal(commits: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return commits.where((F.col("commit_type") == "normal") & F.col("landed"))
 
 
 def objects_by_type(objects: DataFrame, inventories: DataFrame) -> DataFrame:
@@ -79,7 +121,7 @@ def commit_additions(attributed: DataFrame, commits: DataFrame) -> DataFrame:
         attributed.groupBy("inventory_id", "commit_id", "obj_type")
         .agg(F.count(F.lit(1)).alias("objects"), F.sum("encoded_size").alias("bytes"))
         .join(
-            commits.select("inventory_id", "commit_id", "seq", "created_us", "commit_type"),
+            commits.select("inventory_id", "commit_id", "seq", "created_us", "commit_type", "landed"),
             ["inventory_id", "commit_id"],
         )
     )
@@ -116,7 +158,7 @@ def index_spills(commits: DataFrame, inventories: DataFrame) -> DataFrame:
     index into stripes), commits per spill, and incremental index sizes."""
     from pyspark.sql import functions as F
 
-    normal = commits.where(F.col("commit_type") == "normal")
+    normal = _landed_normal(commits)
     parents = commits.select(
         "inventory_id", F.col("commit_id").alias("parent"), F.col("reference_index_key").alias("parent_key")
     )
@@ -146,9 +188,9 @@ def growth(additions: DataFrame) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    per_commit = additions.groupBy("inventory_id", "commit_id", "created_us", "seq", "commit_type").agg(
-        F.sum("objects").alias("objects"), F.sum("bytes").alias("bytes")
-    )
+    per_commit = additions.groupBy(
+        "inventory_id", "commit_id", "created_us", "seq", "commit_type", "landed"
+    ).agg(F.sum("objects").alias("objects"), F.sum("bytes").alias("bytes"))
     so_far = (
         Window.partitionBy("inventory_id")
         .orderBy("created_us", "seq", "commit_id")
@@ -187,7 +229,8 @@ def projection(
     total = objects.groupBy("inventory_id").agg(
         F.count(F.lit(1)).alias("all_objects"), F.sum("encoded_size").alias("all_bytes")
     )
-    rates = spark.createDataFrame(
+    rates = literal_table(
+        spark,
         [(p.label, p.commits_per_s, p.retention_s) for p in projections],
         "projection STRING, commits_per_s DOUBLE, retention_s DOUBLE",
     )

@@ -18,4 +18,5 @@ COMMANDS: Final[tuple[str, ...]] = (
     "servers",
     "inventory",
     "report",
+    "spark-cluster",
 )

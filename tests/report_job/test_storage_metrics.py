@@ -32,7 +32,9 @@ def inventory_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def loaded(spark: Any, inventory_dir: Path) -> tuple[Any, dict[str, Any]]:
     inputs = discover(spark, [str(inventory_dir.parent)])
     assert [f.name for f in inputs.inventories] == ["inv-a"]
-    return load_inventories(spark, HadoopFs(spark), inputs.inventories)
+    inventories, tables = load_inventories(spark, HadoopFs(spark), inputs.inventories)
+    tables["commits"] = sm.with_landed(tables["commits"], tables["references"])
+    return inventories, tables
 
 
 def test_values_are_attributed_to_the_commits_that_added_them(loaded: tuple[Any, dict[str, Any]]) -> None:
@@ -88,7 +90,7 @@ def test_an_object_shared_by_two_commits_belongs_to_the_earlier_one(spark: Any) 
         [("i", "c1", "COMMIT", 100), ("i", "c2", "COMMIT", 100), ("i", "v", "VALUE", 50)], OBJECTS
     )
     commits = spark.createDataFrame(
-        [("i", "c1", "e", 1, 10, "normal"), ("i", "c2", "c1", 2, 20, "normal")], COMMITS
+        [("i", "c1", "e", 1, 10, "normal", True), ("i", "c2", "c1", 2, 20, "normal", True)], COMMITS
     )
     links = spark.createDataFrame([("i", "c2", "v", "value"), ("i", "c1", "v", "value")], LINKS)
     owners = {r["obj_id"]: r["commit_id"] for r in sm.attributed_objects(objects, commits, links).collect()}
@@ -105,7 +107,7 @@ def test_segments_under_a_segments_object_belong_to_the_commit_that_points_to_it
         ],
         OBJECTS,
     )
-    commits = spark.createDataFrame([("i", "c1", "e", 1, 10, "normal")], COMMITS)
+    commits = spark.createDataFrame([("i", "c1", "e", 1, 10, "normal", True)], COMMITS)
     links = spark.createDataFrame(
         [("i", "c1", "S", "reference-index"), ("i", "S", "s1", "segment"), ("i", "S", "s2", "segment")], LINKS
     )
@@ -121,7 +123,7 @@ def test_projection_is_overhead_plus_per_commit_additions_times_projected_commit
     objects_rows += [("i", f"r{n}", "REF", 20) for n in range(5)]
     objects = spark.createDataFrame(objects_rows, OBJECTS)
     commits = spark.createDataFrame(
-        [("i", f"c{n}", f"c{n - 1}", n + 1, n, "normal") for n in range(10)], COMMITS
+        [("i", f"c{n}", f"c{n - 1}", n + 1, n, "normal", True) for n in range(10)], COMMITS
     )
     links = spark.createDataFrame([("i", f"c{n}", f"v{n}", "value") for n in range(10)], LINKS)
     additions = sm.commit_additions(sm.attributed_objects(objects, commits, links), commits)
@@ -135,3 +137,22 @@ def test_projection_is_overhead_plus_per_commit_additions_times_projected_commit
     assert row["projected_objects"] == pytest.approx(5 + 2 * commits_kept)
     assert row["projected_bytes"] == pytest.approx(5 * 20 + 150 * commits_kept)
     assert row["retention_days"] == pytest.approx(30.0)
+
+
+def test_a_commit_that_is_nobodys_parent_and_no_head_lost_its_race(spark: Any) -> None:
+    commits = spark.createDataFrame(
+        [
+            ("i", "c1", "e", 1, 10, "normal", 100),
+            ("i", "lost", "c1", 2, 15, "normal", 120),  # built on c1, then c2 won the race
+            ("i", "c2", "c1", 2, 20, "normal", 100),
+            ("i", "c3", "c2", 3, 30, "normal", 100),
+        ],
+        "inventory_id STRING, commit_id STRING, parent STRING, seq LONG, created_us LONG, "
+        "commit_type STRING, encoded_size LONG",
+    )
+    references = spark.createDataFrame([("i", "c3")], "inventory_id STRING, pointer STRING")
+    landed = {r["commit_id"]: r["landed"] for r in sm.with_landed(commits, references).collect()}
+    assert landed == {"c1": True, "lost": False, "c2": True, "c3": True}
+    inventories = spark.createDataFrame([("i", "rocksdb")], INVENTORY)
+    (row,) = sm.commit_summary(sm.with_landed(commits, references), inventories).collect()
+    assert (row["commits"], row["lost_race_commits"], row["lost_race_commit_bytes"]) == (3, 1, 120)
