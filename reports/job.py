@@ -31,6 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", required=True, help="output directory (path or URI) for report.html and tables/"
     )
     parser.add_argument("--master", help="Spark master URL (default local[*]; e.g. spark://HOST:7077)")
+    parser.add_argument(
+        "--driver-memory",
+        help="Spark driver memory when the job starts Spark itself (e.g. 4g; Spark's default 1g)",
+    )
     parser.add_argument("--since", help="only inputs from this time on: ISO date/time or an age (7d, 12h)")
     parser.add_argument(
         "--baseline",
@@ -71,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         print("lochkit report: --regression-threshold must not be negative", file=sys.stderr)
         return 2
     try:
-        spark = spark_session(args.master)
+        spark = spark_session(args.master, driver_memory=args.driver_memory)
     except SparkUnavailable as e:
         print(f"lochkit report: {e}", file=sys.stderr)
         return 2

@@ -261,7 +261,9 @@ def literal_table(spark: SparkSession, rows: list[tuple[object, ...]], schema: s
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
-    fields = StructType.fromDDL(schema).fields
+    parsed = StructType.fromDDL(schema)
+    assert isinstance(parsed, StructType)
+    fields = parsed.fields
     if not rows:
         return spark.createDataFrame([], schema)
     structs = [

@@ -43,7 +43,10 @@ def _check_requirements() -> None:
 
 
 def spark_session(
-    master: str | None = None, app_name: str = "lochkit-report", shuffle_partitions: int = 4
+    master: str | None = None,
+    app_name: str = "lochkit-report",
+    shuffle_partitions: int = 4,
+    driver_memory: str | None = None,
 ) -> SparkSession:
     """A session for ``master`` (default: ``local[*]``, or what ``spark-submit`` configured)."""
     _check_requirements()
@@ -60,6 +63,9 @@ def spark_session(
         # Not under spark-submit (which starts this process with a gateway to its own JVM and the
         # master it was given), so default to local Spark.
         builder = builder.master(DEFAULT_MASTER)
+    if driver_memory:
+        # Only takes effect when this call starts the JVM (not under spark-submit, which sets it).
+        builder = builder.config("spark.driver.memory", driver_memory)
     session = (
         builder.config("spark.sql.legacy.parquet.nanosAsLong", "true")
         .config("spark.sql.session.timeZone", "UTC")

@@ -19,4 +19,5 @@ COMMANDS: Final[tuple[str, ...]] = (
     "inventory",
     "report",
     "spark-cluster",
+    "report-bench",
 )
