@@ -80,7 +80,8 @@ def test_growth_ends_at_the_total_of_attributed_objects(loaded: tuple[Any, dict[
 INVENTORY = "inventory_id STRING, backend STRING"
 OBJECTS = "inventory_id STRING, obj_id STRING, obj_type STRING, encoded_size LONG"
 COMMITS = (
-    "inventory_id STRING, commit_id STRING, parent STRING, seq LONG, created_us LONG, commit_type STRING"
+    "inventory_id STRING, commit_id STRING, parent STRING, seq LONG, created_us LONG, commit_type STRING, "
+    "landed BOOLEAN"
 )
 LINKS = "inventory_id STRING, from_id STRING, to_id STRING, role STRING"
 
