@@ -25,8 +25,8 @@ class RequestTimer:
 
 @dataclass
 class Target:
-    """A version-store API and what a run records about it. ``close()`` releases the client or
-    adapter, then stops whatever was started for it (servers), in reverse order."""
+    """A version-store API and what a run records about it. ``close()`` runs the closers in the
+    order they were registered: the client or adapter first, then the servers started for it."""
 
     api: VersionStoreApi
     #: "lochkit" (in-process version store) or "nessie" (a Nessie server over REST).
@@ -66,7 +66,7 @@ class Target:
 
     def close(self) -> None:
         while self._closers:
-            closer = self._closers.pop()
+            closer = self._closers.pop(0)
             with contextlib.suppress(Exception):  # closing must go on to stop every server
                 closer()
 

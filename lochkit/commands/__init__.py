@@ -16,6 +16,8 @@ COMMANDS: Final[tuple[str, ...]] = (
     "conformance",
     "bench",
     "servers",
+    "generate",
+    "content-generator",
     "inventory",
     "report",
     "spark-cluster",
