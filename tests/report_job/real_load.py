@@ -67,6 +67,8 @@ def run_load(
                         outcome, kind = "retry-timeout", "ReferenceRetryFailure"
                     except ReferenceConflictError:
                         outcome, kind = "conflict", "REFERENCE_CONFLICT"
+                    except Exception as e:  # recorded, as a load tool does, instead of ending the writer
+                        outcome, kind = "error", type(e).__name__
                     run.events.add(
                         Event(
                             start_wall,

@@ -1,7 +1,7 @@
-"""End to end: short real load runs on RocksDB, an inventory of the same repository, a real
-conformance report, then ``lochkit report``; the page is opened in headless Chromium (Debian's
-chromium and chromium-driver), checked for its sections and figures, and a screenshot is kept under
-``.lochkit/`` as a CI artifact."""
+"""End to end: short real load runs on RocksDB (``lochkit generate``, and two writers racing on
+one branch), an inventory of the same repository, a real conformance report, then ``lochkit
+report``; the page is opened in headless Chromium (Debian's chromium and chromium-driver), checked
+for its sections and figures, and a screenshot is kept under ``.lochkit/`` as a CI artifact."""
 
 from __future__ import annotations
 
@@ -28,8 +28,10 @@ def report_dir(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("e2e")
     db = root / "rocksdb"
     inputs = root / "inputs"
-    run_load("rocksdb", str(db), inputs / "runs" / "run-a", commits_per_writer=40)
-    run_load("rocksdb", str(db), inputs / "runs" / "run-b", commits_per_writer=40)
+    generate = ["generate", "--backend", "rocksdb", "--url", str(db), "-n", "120", "-t", "40"]
+    generate += ["--puts-per-commit", "3", "--seed", "10", "--out", str(inputs / "runs" / "generate")]
+    assert lochkit(generate) == 0
+    run_load("rocksdb", str(db), inputs / "runs" / "race", commits_per_writer=40)
     assert (
         lochkit(["inventory", "--backend", "rocksdb", "--url", str(db), "--out", str(inputs / "inventory")])
         == 0
@@ -54,7 +56,9 @@ def report_dir(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert conformance.returncode == 0, conformance.stdout[-2000:] + conformance.stderr[-2000:]
     out = root / "report"
-    code = lochkit(["report", str(inputs), "--out", str(out), "--project", "10/s:30d", "--baseline", "run-a"])
+    code = lochkit(
+        ["report", str(inputs), "--out", str(out), "--project", "10/s:30d", "--baseline", "generate"]
+    )
     assert code == 0
     return out
 
