@@ -37,9 +37,20 @@ def to_svg(fig: Figure) -> str:
 
 def throughput_timeline(throughput: pd.DataFrame, run_id: str) -> str:
     """Commits per second of each writer over the run (1-second windows)."""
+    from matplotlib.ticker import MaxNLocator
+
     fig, (ax,) = _figure()
+    few = throughput["second"].nunique() < 5  # a short run: points, or a step line would not show
     for worker, rows in throughput.groupby("worker", sort=True):
-        ax.plot(rows["second"], rows["commits"], label=str(worker), linewidth=1.2, drawstyle="steps-post")
+        ax.plot(
+            rows["second"],
+            rows["commits"],
+            label=str(worker),
+            linewidth=1.2,
+            drawstyle="default" if few else "steps-post",
+            marker="o" if few else None,
+        )
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("time since run start (s)")
     ax.set_ylabel("commits / s")
     ax.set_title(f"{run_id}: throughput per writer", fontsize=10)
@@ -68,6 +79,8 @@ def latency_cdf(cdf: pd.DataFrame, run_id: str) -> str:
 
 def attempts_histogram(hist: pd.DataFrame, run_id: str) -> str:
     """Commit events per number of attempts, one bar group per writer."""
+    from matplotlib.ticker import MaxNLocator
+
     fig, (ax,) = _figure()
     workers = sorted(hist["worker"].unique())
     width = 0.8 / max(len(workers), 1)
@@ -82,7 +95,10 @@ def attempts_histogram(hist: pd.DataFrame, run_id: str) -> str:
     ax.set_xlabel("attempts per commit")
     ax.set_ylabel("commits (count)")
     ax.set_title(f"{run_id}: attempts per commit", fontsize=10)
-    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    counts = hist["commit_events"]
+    if counts.max() > 50 * max(counts.min(), 1):  # the tail of retries would be invisible otherwise
+        ax.set_yscale("log")
     ax.grid(alpha=0.3, axis="y")
     if len(workers) > 1:
         ax.legend(fontsize=8, ncols=4)

@@ -94,18 +94,19 @@ def test_every_table_is_written_as_parquet_and_csv(report_dir: Path) -> None:
 
 def test_the_tables_agree_with_the_load_that_ran(report_dir: Path) -> None:
     runs = {r["run_id"]: r for r in pq.read_table(report_dir / "tables" / "runs.parquet").to_pylist()}
-    assert set(runs) == {"run-a", "run-b"}
-    for run in runs.values():
-        assert run["backend"] == "rocksdb"
-        assert run["commits"] == 80  # two writers x 40, none lost on an embedded store
-        assert run["writers"] == 2
-        assert 0.5 <= run["jain_index"] <= 1.0
+    assert set(runs) == {"generate", "race"}
+    assert all(run["backend"] == "rocksdb" for run in runs.values())
+    assert (runs["generate"]["commits"], runs["generate"]["writers"]) == (120, 1)
+    assert runs["generate"]["scenario"] == "generate"
+    assert (runs["race"]["commits"], runs["race"]["writers"]) == (80, 2)  # none lost on an embedded store
+    assert 0.5 <= runs["race"]["jain_index"] <= 1.0
+    (summary,) = pq.read_table(report_dir / "tables" / "commit_summary.parquet").to_pylist()
+    assert summary["commits"] == 200  # every acknowledged commit of both runs landed
     per_type = {
         r["obj_type"]: r
         for r in pq.read_table(report_dir / "tables" / "per_commit_by_type.parquet").to_pylist()
     }
-    # 160 commits: half with 1 put, half with 10.
-    assert per_type["VALUE"]["objects_per_commit"] == pytest.approx(5.5)
+    assert per_type["COMMIT"]["objects_per_commit"] >= 1.0
     matrix = pq.read_table(report_dir / "tables" / "conformance_matrix.parquet").to_pylist()
     assert [(r["backend"], r["area"], r["failed"]) for r in matrix] == [("inmemory", "logic.commits", 0)]
 
