@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 RUN_JSON: Final = "run.json"
 EVENTS: Final = "events.parquet"
 INVENTORY_JSON: Final = "inventory.json"
+#: Where ``lochkit generate --inventory`` puts the inventory inside a run directory.
+RUN_INVENTORY_DIR: Final = "inventory"
 #: How deep directories are searched below each input for runs, inventories and reports.
 MAX_DEPTH: Final = 6
 #: Directories never searched: Spark's and the report's own output, hidden tool directories.
@@ -174,6 +176,14 @@ def _classify_directory(hfs: HadoopFs, status: Any, inputs: Inputs, depth: int) 
     names = {str(e.getPath().getName()) for e in entries}
     if RUN_JSON in names:
         inputs.runs.append(_found(status))
+        # `lochkit generate --inventory` leaves the repository's inventory inside the run directory.
+        for entry in entries:
+            if entry.isDirectory() and str(entry.getPath().getName()) == RUN_INVENTORY_DIR:
+                inside = {str(e.getPath().getName()) for e in hfs.children(entry.getPath())}
+                if INVENTORY_JSON in inside:
+                    found = _found(entry)
+                    run_name = str(status.getPath().getName())
+                    inputs.inventories.append(Found(found.uri, f"{run_name}-inventory", found.modified))
         return
     if INVENTORY_JSON in names:
         inputs.inventories.append(_found(status))

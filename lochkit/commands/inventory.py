@@ -4,7 +4,6 @@ through the Persist contract, for ``lochkit report``."""
 from __future__ import annotations
 
 import argparse
-import datetime
 import shutil
 import sys
 import tempfile
@@ -20,9 +19,6 @@ DESCRIPTION = (
     "`lochkit report`. Nothing is written to the repository."
 )
 
-#: Where embedded backends keep data between commands (the load commands use the same place).
-DATA_ROOT: Final = Path(".lochkit") / "data"
-PERSISTENT_EMBEDDED: Final = ("rocksdb",)
 INVENTORIES_ROOT: Final = Path(".lochkit") / "inventories"
 
 
@@ -45,16 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def default_out(backend: str) -> Path:
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
-    candidate = INVENTORIES_ROOT / f"{stamp}-{backend}"
-    n = 1
-    while candidate.exists():
-        n += 1
-        candidate = INVENTORIES_ROOT / f"{stamp}-{backend}-{n}"
-    return candidate
-
-
 def _fail(message: str) -> int:
     print(f"lochkit inventory: {message}", file=sys.stderr)
     return 2
@@ -62,6 +48,8 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from conformance.provisioning import ProvisioningFailed, provision, redact
+    from loadgen.runs.run_dir import default_run_dir
+    from lochkit.targets import DATA_ROOT, PERSISTENT_EMBEDDED
     from persist_spi.adapter_persist import AdapterPersist
     from persist_spi.config import StoreConfig
     from persist_spi.errors import LochkitError
@@ -83,7 +71,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         url = str(data)
     if url is None and args.backend == "inmemory":
         return _fail("an inmemory repository lives for one command only; there is nothing to inventory")
-    out = args.out or default_out(args.backend)
+    out = args.out or default_run_dir(args.backend, INVENTORIES_ROOT)
     if out.exists() and any(out.iterdir()):
         return _fail(f"{out} exists and is not empty; give a new --out directory")
     workdir = Path(tempfile.mkdtemp(prefix=f"lochkit-inventory-{args.backend}-"))

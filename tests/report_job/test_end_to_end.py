@@ -29,7 +29,15 @@ def report_dir(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = root / "rocksdb"
     inputs = root / "inputs"
     generate = ["generate", "--backend", "rocksdb", "--url", str(db), "-n", "120", "-t", "40"]
-    generate += ["--puts-per-commit", "3", "--seed", "10", "--out", str(inputs / "runs" / "generate")]
+    generate += [
+        "--puts-per-commit",
+        "3",
+        "--seed",
+        "10",
+        "--out",
+        str(inputs / "runs" / "generate"),
+        "--inventory",
+    ]
     assert lochkit(generate) == 0
     run_load("rocksdb", str(db), inputs / "runs" / "race", commits_per_writer=40)
     assert (
@@ -100,8 +108,12 @@ def test_the_tables_agree_with_the_load_that_ran(report_dir: Path) -> None:
     assert runs["generate"]["scenario"] == "generate"
     assert (runs["race"]["commits"], runs["race"]["writers"]) == (80, 2)  # none lost on an embedded store
     assert 0.5 <= runs["race"]["jain_index"] <= 1.0
-    (summary,) = pq.read_table(report_dir / "tables" / "commit_summary.parquet").to_pylist()
-    assert summary["commits"] == 200  # every acknowledged commit of both runs landed
+    summaries = {
+        r["inventory_id"]: r
+        for r in pq.read_table(report_dir / "tables" / "commit_summary.parquet").to_pylist()
+    }
+    assert summaries["generate-inventory"]["commits"] == 120  # taken by generate --inventory, after its run
+    assert summaries["inventory"]["commits"] == 200  # every acknowledged commit of both runs landed
     per_type = {
         r["obj_type"]: r
         for r in pq.read_table(report_dir / "tables" / "per_commit_by_type.parquet").to_pylist()
