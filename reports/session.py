@@ -47,6 +47,7 @@ def spark_session(
     app_name: str = "lochkit-report",
     shuffle_partitions: int = 4,
     driver_memory: str | None = None,
+    extra_conf: dict[str, str] | None = None,
 ) -> SparkSession:
     """A session for ``master`` (default: ``local[*]``, or what ``spark-submit`` configured)."""
     _check_requirements()
@@ -66,6 +67,8 @@ def spark_session(
     if driver_memory:
         # Only takes effect when this call starts the JVM (not under spark-submit, which sets it).
         builder = builder.config("spark.driver.memory", driver_memory)
+    for key, value in (extra_conf or {}).items():
+        builder = builder.config(key, value)
     session = (
         builder.config("spark.sql.legacy.parquet.nanosAsLong", "true")
         .config("spark.sql.session.timeZone", "UTC")

@@ -17,7 +17,14 @@ pytest.importorskip("pyspark", reason="the reports extra is not installed: pip i
 def spark() -> Iterator[Any]:
     from reports.session import spark_session
 
-    session = spark_session("local[2]", app_name="lochkit-tests", shuffle_partitions=2)
+    # The tests' tables have a few hundred rows: compiling generated code for each of their queries
+    # costs more than it saves, so they run interpreted; the job itself keeps Spark's defaults.
+    session = spark_session(
+        "local[2]",
+        app_name="lochkit-tests",
+        shuffle_partitions=2,
+        extra_conf={"spark.sql.codegen.wholeStage": "false", "spark.ui.enabled": "false"},
+    )
     yield session
     session.stop()
 
