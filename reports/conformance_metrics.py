@@ -5,10 +5,13 @@ expected failure in the previous report and is not any more)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+
+#: The per-area counts every table carries, in the order they are shown.
+COUNTS: Final = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 
 
 def _order() -> list[Column]:
@@ -62,12 +65,7 @@ def history(counts: DataFrame) -> DataFrame:
             "report_time",
             "backend",
             "area",
-            "passed",
-            "failed",
-            "error",
-            "skipped",
-            "xfailed",
-            "xpassed",
+            *COUNTS,
             "cell",
             "change",
         )
@@ -97,12 +95,7 @@ def latest_matrix(counts: DataFrame) -> DataFrame:
             "backend",
             "area",
             "report_id",
-            "passed",
-            "failed",
-            "error",
-            "skipped",
-            "xfailed",
-            "xpassed",
+            *COUNTS,
             "cell",
         )
         .orderBy("backend", "area")

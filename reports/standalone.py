@@ -82,6 +82,18 @@ def _alive_workers(ui: str) -> int:
         return int(json.load(response).get("aliveworkers", 0))
 
 
+def _launch(launcher: Path, log_path: Path, arguments: list[str]) -> subprocess.Popen[bytes]:
+    """One Spark daemon on 127.0.0.1, in its own session so ``stop`` can end it with its children."""
+    with open(log_path, "wb") as log:
+        return subprocess.Popen(
+            [str(launcher), arguments[0], "--host", "127.0.0.1", *arguments[1:]],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=_env(),
+            start_new_session=True,
+        )
+
+
 def start(state_dir: Path = DEFAULT_STATE, cores: int = 2, memory: str = "2g") -> Cluster:
     """Start a master and one worker with ``cores`` and ``memory``; returns once the worker has
     registered with the master."""
@@ -95,45 +107,27 @@ def start(state_dir: Path = DEFAULT_STATE, cores: int = 2, memory: str = "2g") -
     port, ui_port, worker_ui = _free_port(), _free_port(), _free_port()
     master_url = f"spark://127.0.0.1:{port}"
     master_ui = f"http://127.0.0.1:{ui_port}"
-    with open(state_dir / "master.log", "wb") as log:
-        master = subprocess.Popen(
-            [
-                str(launcher),
-                "org.apache.spark.deploy.master.Master",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--webui-port",
-                str(ui_port),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=_env(),
-            start_new_session=True,
-        )
-    with open(state_dir / "worker.log", "wb") as log:
-        worker = subprocess.Popen(
-            [
-                str(launcher),
-                "org.apache.spark.deploy.worker.Worker",
-                "--host",
-                "127.0.0.1",
-                "--cores",
-                str(cores),
-                "--memory",
-                memory,
-                "--webui-port",
-                str(worker_ui),
-                "--work-dir",
-                str(state_dir / "work"),
-                master_url,
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=_env(),
-            start_new_session=True,
-        )
+    master = _launch(
+        launcher,
+        state_dir / "master.log",
+        ["org.apache.spark.deploy.master.Master", "--port", str(port), "--webui-port", str(ui_port)],
+    )
+    worker = _launch(
+        launcher,
+        state_dir / "worker.log",
+        [
+            "org.apache.spark.deploy.worker.Worker",
+            "--cores",
+            str(cores),
+            "--memory",
+            memory,
+            "--webui-port",
+            str(worker_ui),
+            "--work-dir",
+            str(state_dir / "work"),
+            master_url,
+        ],
+    )
     cluster = Cluster(master_url, master_ui, master.pid, worker.pid, str(state_dir))
     (state_dir / STATE_FILE).write_text(json.dumps(asdict(cluster), indent=2) + "\n")
     deadline = time.monotonic() + START_TIMEOUT_S
