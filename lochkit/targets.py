@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from loadgen.targets import Target
+from loadgen.targets import Target, TargetConnection
 from persist_spi.versionstore.sources import DEFAULT_SOURCES, StoreSources
 
 #: Where an embedded backend keeps its data between commands, relative to the working directory.
@@ -37,7 +37,9 @@ class TargetError(Exception):
     """The target could not be opened; the message says why and what to do."""
 
 
-def add_target_arguments(parser: argparse.ArgumentParser) -> None:
+def add_target_arguments(parser: argparse.ArgumentParser, *, short_options: bool = True) -> None:
+    """The target options. ``short_options=False`` leaves out ``-u`` and ``-o`` (locust's parser,
+    where ``-u`` is the number of users, takes only the long forms)."""
     group = parser.add_argument_group(
         "target",
         "Where the load goes: lochkit's version store in-process over a backend (--backend), a "
@@ -59,7 +61,7 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         help="how to obtain a server when no --url is given (default: auto)",
     )
     group.add_argument(
-        "-u",
+        *(("-u",) if short_options else ()),
         "--uri",
         "--nessie-uri",
         dest="nessie_uri",
@@ -67,7 +69,7 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         help="an existing Nessie server's REST API v2 endpoint, e.g. http://localhost:19120/api/v2",
     )
     group.add_argument(
-        "-o",
+        *(("-o",) if short_options else ()),
         "--nessie-option",
         dest="nessie_options",
         action="append",
@@ -131,7 +133,10 @@ def _open(args: argparse.Namespace, sources: StoreSources) -> Target:
     if args.nessie_uri or backend is None:
         from nessie_client import DEFAULT_URI
 
-        return nessie_target(args.nessie_uri or DEFAULT_URI, provisioning="external", options=options)
+        uri = args.nessie_uri or DEFAULT_URI
+        target = nessie_target(uri, provisioning="external", options=options)
+        target.connection = TargetConnection(NESSIE, NESSIE, uri, options)
+        return target
     if backend == NESSIE:
         return _provisioned_nessie(args, options)
     return _in_process(args, backend, sources)
@@ -155,6 +160,7 @@ def _provisioned_nessie(args: argparse.Namespace, options: dict[str, str]) -> Ta
         provisioned.stop()
         shutil.rmtree(workdir, ignore_errors=True)
         raise
+    target.connection = TargetConnection(NESSIE, NESSIE, provisioned.url, options)
     target.on_close(provisioned.stop)
     target.on_close(lambda: shutil.rmtree(workdir, ignore_errors=True))
     return target
@@ -177,7 +183,7 @@ def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -
         backend, factory, urls={backend: url} if url else {}, method=args.provision, workdir=workdir
     )
     try:
-        adapter = factory.create(provisioned.url)
+        adapter = factory.create(provisioned.url, provisioned.options)
         target = in_process_target(
             adapter,
             backend=backend,
@@ -190,6 +196,8 @@ def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -
         provisioned.stop()
         shutil.rmtree(workdir, ignore_errors=True)
         raise
+    if adapter.capabilities.multi_process:
+        target.connection = TargetConnection("lochkit", backend, provisioned.url, dict(provisioned.options))
     if how == "persistent-directory":
         target.notes.append(f"data kept in {url} between commands")
     elif backend == "inmemory":

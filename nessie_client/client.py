@@ -27,13 +27,23 @@ from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.versionstore import nessie_json as nj
 from persist_spi.versionstore.api import RefOrHash, Validator, VersionStoreApi
+from persist_spi.versionstore.commit_specs import RelativeSpec
 from persist_spi.versionstore.content import Content, ContentKey
 from persist_spi.versionstore.errors import MergeConflictError, ReferenceNotFoundError
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import MergeBehavior, MergeKeyBehavior, Operation
 from persist_spi.versionstore.path_string import to_path_string_escaped
 from persist_spi.versionstore.refs import NamedRef, ReferenceAssigned, ReferenceInfo, RefKind
-from persist_spi.versionstore.results import CommitResult, ContentsAt, Diff, KeyEntry, LogEntry, MergeResult
+from persist_spi.versionstore.results import (
+    CommitResult,
+    ContentsAt,
+    Diff,
+    KeyEntry,
+    LogEntry,
+    MergeResult,
+    ReferenceHistory,
+    ReferenceMetadata,
+)
 
 DEFAULT_URI: Final = "http://localhost:19120/api/v2"
 #: Entries per page asked of the server (its own default applies when None).
@@ -241,7 +251,23 @@ class NessieRestClient:
         )
         return ReferenceAssigned(ref, expected, target)
 
-    def hash_on_reference(self, ref: NamedRef | None, hash_: ObjId | None) -> ObjId:
+    def hash_on_reference(
+        self, ref: NamedRef | None, hash_: ObjId | None, relative: Sequence[RelativeSpec] = ()
+    ) -> ObjId:
+        start = self._hash_on_reference(ref, hash_)
+        # One lookup per request: Nessie 0.99 applies only the last of several lookups written
+        # in one path element.
+        for spec in relative:
+            if start == EMPTY_OBJ_ID:
+                break
+            doc = self._request(
+                "GET", f"/trees/{quote(f'@{start}{spec}', safe='@')}/history", params={"max-records": 1}
+            )
+            entries = doc.get("logEntries") or []
+            start = nj.log_entry_from_json(entries[0]).hash if entries else EMPTY_OBJ_ID
+        return start
+
+    def _hash_on_reference(self, ref: NamedRef | None, hash_: ObjId | None) -> ObjId:
         if ref is None:
             if hash_ is None:
                 raise ValueError("Give a reference, a hash, or both")
@@ -257,6 +283,26 @@ class NessieRestClient:
             if entry.hash == hash_:
                 return hash_
         raise ReferenceNotFoundError(f"Could not find commit '{hash_}' in reference '{ref.name}'.")
+
+    def reference_metadata(self, ref: NamedRef, base: NamedRef | None = None) -> ReferenceMetadata:
+        if base is not None and base != NamedRef(self.default_branch(), RefKind.BRANCH):
+            raise ValueError(
+                f"Nessie's REST API relates references to its default branch "
+                f"'{self.default_branch()}' only, not to '{base.name}'"
+            )
+        doc = self._request("GET", f"/trees/{self._ref_path(ref.name)}", params={"fetch": "ALL"})
+        found = doc["reference"]
+        if nj.named_ref_from_json(found) != ref:
+            raise ReferenceNotFoundError(f"Named reference '{ref.name}' not found")
+        return nj.reference_metadata_from_json(found.get("metadata"))
+
+    def reference_history(self, ref: NamedRef, head_commits_to_scan: int | None = None) -> ReferenceHistory:
+        params = {"scan-commits": head_commits_to_scan} if head_commits_to_scan is not None else None
+        doc = self._request("GET", f"/trees/{self._ref_path(ref.name)}/recent-changes", params=params)
+        history = nj.reference_history_from_json(doc)
+        if history.reference != ref:
+            raise ReferenceNotFoundError(f"Named reference '{ref.name}' not found")
+        return history
 
     # --- commits ---------------------------------------------------------------------------------
 
@@ -278,7 +324,15 @@ class NessieRestClient:
             f"/trees/{self._ref_path(branch.name, expected)}/history/commit",
             body=nj.commit_request_to_json(meta, operations),
         )
-        return nj.commit_result_from_json(doc, expected)
+        answered = nj.commit_result_from_json(doc, expected)
+        return _CommitResultOverRest(
+            answered.hash, None, answered.added_content_ids, answered.attempts, self._parent_of
+        )
+
+    def _parent_of(self, commit: ObjId) -> ObjId:
+        for entry in self.get_commits(commit):
+            return entry.parent
+        raise ReferenceNotFoundError(f"Commit '{commit}' not found")
 
     # --- reads -----------------------------------------------------------------------------------
 
@@ -395,7 +449,7 @@ class NessieRestClient:
             from_name = source.name
             from_hash = self.hash_on_reference(source, source_hash)
         else:
-            from_name, from_hash = target.name, source  # a detached source: any existing name does
+            from_name, from_hash = "DETACHED", source  # Nessie's name for a bare commit
         expected = expected_hash if expected_hash is not None else self.reference(target).hash
         body: dict[str, Any] = {
             "fromRefName": from_name,
@@ -422,9 +476,14 @@ class NessieRestClient:
         key_behaviors: Sequence[MergeKeyBehavior] = (),
         dry_run: bool = False,
         raise_on_conflict: bool = True,
+        message: str | None = None,
     ) -> MergeResult:
         if not sequence:
             raise ValueError("No hashes to transplant")
+        if message is not None and len(sequence) != 1:
+            raise ValueError(
+                f"A message can replace the message of one transplanted commit, not of {len(sequence)}"
+            )
         if target.kind is not RefKind.BRANCH:
             raise ValueError(f"Can only transplant into a branch, not into tag '{target.name}'")
         expected = expected_hash if expected_hash is not None else self.reference(target).hash
@@ -436,10 +495,62 @@ class NessieRestClient:
             "isDryRun": dry_run,
             "isReturnConflictAsResult": True,
         }
+        if message is not None:
+            body["message"] = message
         doc = self._request(
             "POST", f"/trees/{self._ref_path(target.name, expected)}/history/transplant", body=body
         )
-        return _conflict_checked(nj.merge_result_from_json(doc, dry_run), raise_on_conflict)
+        result = nj.merge_result_from_json(doc, dry_run)
+        if result.applied and result.resultant_target_hash is not None:
+            # The answer names the new head only: the commits in between are the transplanted ones,
+            # and those with a source commit's id were reused, not created (a fast-forward).
+            reused = set(sequence)
+            result.created_commits = [
+                c
+                for c in self._commits_since(result.resultant_target_hash, result.effective_target_hash)
+                if c not in reused
+            ]
+        return _conflict_checked(result, raise_on_conflict)
+
+    def _commits_since(self, head: ObjId, base: ObjId | None) -> list[ObjId]:
+        """First-parent commits from ``base`` (exclusive) up to ``head``, oldest first."""
+        created: list[ObjId] = []
+        for entry in self.get_commits(head):
+            if entry.hash == base:
+                break
+            created.append(entry.hash)
+        return created[::-1]
+
+
+class _CommitResultOverRest(CommitResult):
+    """A commit result whose ``parent`` is asked of the server on first use.
+
+    Nessie's commit response names the new commit but not its parent, which differs from the
+    expected hash when the server rebased the commit onto a newer head. Reading the parent costs a
+    request, which load runs measuring commits must not pay; so it is read only when used."""
+
+    def __init__(
+        self,
+        hash_: ObjId,
+        parent: ObjId | None,
+        added: dict[ContentKey, str],
+        attempts: int,
+        load_parent: Callable[[ObjId], ObjId],
+    ) -> None:
+        self.__dict__["_load_parent"] = load_parent
+        super().__init__(hash_, parent, added, attempts)  # type: ignore[arg-type]
+
+    @property
+    def parent(self) -> ObjId:
+        if self.__dict__.get("_parent") is None:
+            self.__dict__["_parent"] = self.__dict__["_load_parent"](self.hash)
+        parent: ObjId = self.__dict__["_parent"]
+        return parent
+
+    @parent.setter
+    def parent(self, value: ObjId | None) -> None:
+        # The frozen dataclass's __init__ assigns every field through object.__setattr__.
+        self.__dict__["_parent"] = value
 
 
 def _conflict_checked(result: MergeResult, raise_on_conflict: bool) -> MergeResult:

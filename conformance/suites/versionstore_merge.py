@@ -295,6 +295,7 @@ class VersionStoreMergeSuite(VersionStoreSuite):
 
     # --- conflicts and merge behaviours ----------------------------------------------------------
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_conflicting_change_is_reported_without_writing(
         self, vs: VersionStore, persist: Persist, foo: FooHistory
     ) -> None:
@@ -326,6 +327,7 @@ class VersionStoreMergeSuite(VersionStoreSuite):
         assert list(returned.details) == [key("t1")]
         assert storage_snapshot(persist, vs) == before
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_merge_key_behavior_validation(self, vs: VersionStore, persist: Persist, foo: FooHistory) -> None:
         """Listed behaviours must be used ("Not all merge key behaviors ... [not.used, un.used]");
         DROP/FORCE must not carry resolved content; NORMAL or FORCE with a wrong expected target is a
@@ -529,6 +531,7 @@ class VersionStoreMergeSuite(VersionStoreSuite):
             assert result.details == {key("key1"): KeyDetails(DROP), key("key2"): KeyDetails(DROP)}
             assert next(vs.get_commits(target)).hash == target_head
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_dry_run_computes_the_merge_and_writes_nothing(
         self, vs: VersionStore, persist: Persist, foo: FooHistory
     ) -> None:
@@ -545,6 +548,7 @@ class VersionStoreMergeSuite(VersionStoreSuite):
         assert storage_snapshot(persist, vs) == before
         assert vs.merge(FOO, target).applied
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_merge_into_an_unknown_branch_or_from_an_unknown_commit_writes_nothing(
         self, vs: VersionStore, persist: Persist, foo: FooHistory
     ) -> None:

@@ -297,6 +297,7 @@ class VersionStoreReadsSuite(VersionStoreSuite):
         assert self.listed(vs.get_entries(before)) == ["k2", "k2.a", "k2.k3", "k2.k3.a"]
         assert self.listed(vs.get_entries(after)) == ["k2", "k2.k3", "k2.k3.a"]
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_large_commit_spills_into_a_reference_index_and_reads_back(
         self, vs: VersionStore, persist: Persist
     ) -> None:

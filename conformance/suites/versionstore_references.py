@@ -189,6 +189,7 @@ class VersionStoreReferencesSuite(VersionStoreSuite):
             vs.create_reference(second)
         assert [r.named_ref for r in vs.list_references() if r.named_ref.name == "x"] == [first]
 
+    @pytest.mark.lochkit_requires("tag_metadata")
     def test_tag_carries_message_headers_and_signature(self, vs: VersionStore, persist: Persist) -> None:
         """A tag may carry a message, headers and a signature, kept in a tag object the reference
         names; assigning the tag keeps them. Branches carry none."""

@@ -217,6 +217,7 @@ class VersionStoreTransplantSuite(VersionStoreSuite):
         }
         assert (self.content_id(vs, target, "b"), self.content_id(vs, target, "z2")) == (ids["a"], ids["z"])
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_dry_run_computes_the_transplant_and_writes_nothing(
         self, vs: VersionStore, persist: Persist, source: Source
     ) -> None:
@@ -231,6 +232,7 @@ class VersionStoreTransplantSuite(VersionStoreSuite):
 
     # --- conflicts and behaviours ----------------------------------------------------------------
 
+    @pytest.mark.lochkit_requires("storage_access")
     @pytest.mark.parametrize("dry_run", [False, True], ids=["transplant", "dry-run"])
     def test_conflicting_transplant_writes_nothing(
         self, vs: VersionStore, persist: Persist, source: Source, dry_run: bool
@@ -329,6 +331,7 @@ class VersionStoreTransplantSuite(VersionStoreSuite):
 
     # --- invalid requests ------------------------------------------------------------------------
 
+    @pytest.mark.lochkit_requires("storage_access")
     @pytest.mark.parametrize("dry_run", [False, True], ids=["transplant", "dry-run"])
     def test_unknown_target_commit_or_expected_hash_is_not_found_without_writes(
         self, vs: VersionStore, persist: Persist, source: Source, dry_run: bool

@@ -91,6 +91,21 @@ class EventWriter:
         self._writer.write_table(pa.table(columns, schema=EVENT_SCHEMA))
         self.rows += len(events)
 
+    def append_file(self, path: Path) -> None:
+        """Append every row of another events file (written by a worker process), row group by
+        row group, so the merge never holds a whole file in memory."""
+        source = pq.ParquetFile(path)
+        if not source.schema_arrow.equals(EVENT_SCHEMA, check_metadata=False):
+            raise ValueError(f"{path} does not have the events schema of this lochkit")
+        with self._lock:
+            self._flush()
+            if self._writer is None:
+                raise ValueError("the events file is already closed")
+            for i in range(source.num_row_groups):
+                table = source.read_row_group(i).cast(EVENT_SCHEMA)
+                self._writer.write_table(table)
+                self.rows += table.num_rows
+
     def close(self) -> None:
         with self._lock:
             self._flush()

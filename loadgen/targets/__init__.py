@@ -7,6 +7,6 @@ or server (provisioning) is the CLI's job (``lochkit/targets.py``); a target onl
 handed and releases it on :meth:`Target.close`.
 """
 
-from loadgen.targets.target import Target
+from loadgen.targets.target import Target, TargetConnection
 
-__all__ = ["Target"]
+__all__ = ["Target", "TargetConnection"]

@@ -23,6 +23,18 @@ class RequestTimer:
         self.seconds += seconds
 
 
+@dataclass(frozen=True)
+class TargetConnection:
+    """How another process reaches the same target without provisioning anything: the backend and
+    its full address (with credentials: never print or record it), or a Nessie server's URI.
+    Picklable, so worker processes receive it."""
+
+    kind: str
+    backend: str
+    url: str | None
+    options: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass
 class Target:
     """A version-store API and what a run records about it. ``close()`` runs the closers in the
@@ -44,6 +56,8 @@ class Target:
     notes: list[str] = field(default_factory=list)
     #: For REST targets: every HTTP round trip, timed.
     request_timer: RequestTimer | None = None
+    #: How other processes connect to this target (None when they cannot, e.g. ``inmemory``).
+    connection: TargetConnection | None = field(default=None, repr=False)
     _closers: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     def on_close(self, closer: Callable[[], None]) -> None:

@@ -15,7 +15,12 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", required=True, help="backend name (see `lochkit backends`)")
+    parser.add_argument(
+        "--backend",
+        required=True,
+        help="backend name (see `lochkit backends`), serve:NAME (the version-store suites through "
+        "`lochkit serve` over NAME) or nessie (a real Nessie server)",
+    )
     parser.add_argument("--url", help="address of an already running server (otherwise provisioned)")
     parser.add_argument(
         "--provision", default="auto", choices=["auto", "external", "testcontainers", "local"]
@@ -40,7 +45,15 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         args.provision,
     ]
     if args.url:
-        pytest_args += ["--backend-url", f"{args.backend}={args.url}"]
+        from conformance.suite_targets import parse_target
+
+        try:
+            target = parse_target(args.backend)
+        except ValueError as e:
+            print(f"lochkit: {e}", file=sys.stderr)
+            return 2
+        # serve:NAME drives NAME's server: the address is NAME's.
+        pytest_args += ["--backend-url", f"{target.backend or args.backend}={args.url}"]
     if args.report:
         pytest_args += ["--lochkit-report", args.report]
     if args.keyword:

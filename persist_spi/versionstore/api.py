@@ -24,6 +24,7 @@ from typing import Protocol, runtime_checkable
 
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import ObjId
+from persist_spi.versionstore.commit_specs import RelativeSpec
 from persist_spi.versionstore.content import Content, ContentKey
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import MergeBehavior, MergeKeyBehavior, Operation
@@ -35,6 +36,8 @@ from persist_spi.versionstore.results import (
     KeyEntry,
     LogEntry,
     MergeResult,
+    ReferenceHistory,
+    ReferenceMetadata,
 )
 
 #: A reference, or a commit hash ("detached").
@@ -77,9 +80,21 @@ class VersionStoreApi(Protocol):
 
     def assign(self, ref: NamedRef, expected_hash: ObjId | None, target: ObjId) -> ReferenceAssigned: ...
 
-    def hash_on_reference(self, ref: NamedRef | None, hash_: ObjId | None) -> ObjId:
+    def hash_on_reference(
+        self, ref: NamedRef | None, hash_: ObjId | None, relative: Sequence[RelativeSpec] = ()
+    ) -> ObjId:
         """The commit a read addresses: the head of ``ref``, a commit in its history, or (without
-        a ref) a detached commit that must exist."""
+        a ref) a detached commit that must exist; then the ``relative`` lookups (``~n``, ``^n``,
+        ``*timestamp``, see :mod:`persist_spi.versionstore.commit_specs`) from there."""
+        ...
+
+    def reference_metadata(self, ref: NamedRef, base: NamedRef | None = None) -> ReferenceMetadata:
+        """The head's commit meta and commit count; for a branch other than ``base`` (default: the
+        default branch), commits ahead and behind it and the common ancestor."""
+        ...
+
+    def reference_history(self, ref: NamedRef, head_commits_to_scan: int | None = None) -> ReferenceHistory:
+        """The head and the recorded former heads of ``ref``, each checked for consistency."""
         ...
 
     # --- commits ---
@@ -157,7 +172,10 @@ class VersionStoreApi(Protocol):
         key_behaviors: Sequence[MergeKeyBehavior] = (),
         dry_run: bool = False,
         raise_on_conflict: bool = True,
-    ) -> MergeResult: ...
+        message: str | None = None,
+    ) -> MergeResult:
+        """``message`` replaces the message of a single transplanted commit."""
+        ...
 
 
 __all__ = ["RefOrHash", "Validator", "VersionStoreApi"]

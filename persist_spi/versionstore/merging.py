@@ -13,7 +13,6 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from persist_spi.errors import ObjNotFound
 from persist_spi.ids import ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import Action, IndexElement
@@ -292,11 +291,16 @@ class Merger:
         key_behaviors: Sequence[MergeKeyBehavior] = (),
         dry_run: bool = False,
         raise_on_conflict: bool = True,
+        message: str | None = None,
     ) -> MergeResult:
         store = self.store
         by_key = _validate_behaviors(key_behaviors)
         if not sequence:
             raise ValueError("No hashes to transplant")
+        if message is not None and len(sequence) != 1:
+            raise ValueError(
+                f"A message can replace the message of one transplanted commit, not of {len(sequence)}"
+            )
         if target.kind is not RefKind.BRANCH:
             raise ValueError(f"Can only transplant into a branch, not into tag '{target.name}'")
 
@@ -317,6 +321,8 @@ class Merger:
             created: list[ObjId] = []
             for source in sources:
                 create = self._replay(logic, source, source_parent, new_head)
+                if message:
+                    create = dataclasses.replace(create, message=message)
                 commit = _build(logic, store, create, policy)
                 self._check_namespaces(logic, new_head, commit)
                 source_parent = logic.indexes.build_complete_index(source)
@@ -353,10 +359,7 @@ class Merger:
 
     def _load(self, commit_id: ObjId) -> CommitObj | None:
         # Only a missing commit ends the walk as "not found"; backend errors must surface as they are.
-        try:
-            return self.store.commits.fetch_commit(commit_id)
-        except ObjNotFound:
-            return None
+        return self.store.commits.fetch_commit_if_exists(commit_id)
 
     def _load_sequence(self, sequence: Sequence[ObjId]) -> list[CommitObj]:
         # Missing commits read as None (not ObjNotFound), so they are reported as "not found" below.

@@ -22,6 +22,7 @@ from persist_spi.versionstore.content import CONTENT_TYPES, Content, ContentKey,
 from persist_spi.versionstore.errors import (
     Conflict,
     ConflictType,
+    InvalidOperation,
     MergeConflictError,
     ReferenceAlreadyExistsError,
     ReferenceConflictError,
@@ -38,7 +39,18 @@ from persist_spi.versionstore.operations import (
     Unchanged,
 )
 from persist_spi.versionstore.refs import NamedRef, ReferenceInfo, RefKind
-from persist_spi.versionstore.results import CommitResult, Diff, KeyDetails, KeyEntry, LogEntry, MergeResult
+from persist_spi.versionstore.results import (
+    CommitConsistency,
+    CommitResult,
+    Diff,
+    KeyDetails,
+    KeyEntry,
+    LogEntry,
+    MergeResult,
+    ReferenceHistory,
+    ReferenceHistoryEntry,
+    ReferenceMetadata,
+)
 
 Json = dict[str, Any]
 
@@ -91,6 +103,8 @@ def content_to_json(content: Content) -> Json:
         if isinstance(value, tuple):
             value = list(value)
         elif isinstance(value, Mapping):
+            if not value:
+                continue  # as Nessie writes a namespace without properties
             value = dict(value)
         doc[_camel(f.name)] = value
     return doc
@@ -153,7 +167,7 @@ def meta_to_json(meta: CommitMeta) -> Json:
     for name, value in (("commitTime", meta.commit_time), ("authorTime", meta.author_time)):
         if value is not None:
             doc[name] = _time_to_json(value)
-    merged = {**meta.all_properties, **{n: (v,) for n, v in meta.properties.items()}}
+    merged = meta.merged_properties()
     if merged:
         doc["allProperties"] = {n: list(v) for n, v in merged.items()}
     if meta.parent_hashes:
@@ -218,8 +232,87 @@ def commit_request_from_json(doc: Any) -> tuple[CommitMeta, list[Operation]]:
 # --- references ----------------------------------------------------------------------------------
 
 
-def reference_to_json(info: ReferenceInfo) -> Json:
-    return {"type": _REF_TYPES[info.named_ref.kind], "name": info.named_ref.name, "hash": str(info.hash)}
+def reference_to_json(info: ReferenceInfo, metadata: ReferenceMetadata | None = None) -> Json:
+    doc: Json = {"type": _REF_TYPES[info.named_ref.kind], "name": info.named_ref.name}
+    if metadata is not None and metadata != ReferenceMetadata():  # Nessie leaves empty metadata out
+        doc["metadata"] = reference_metadata_to_json(metadata)
+    doc["hash"] = str(info.hash)
+    return doc
+
+
+def detached_to_json(hash_: ObjId) -> Json:
+    """A commit addressed by its hash alone (Nessie's ``Detached`` reference)."""
+    return {"type": "DETACHED", "hash": str(hash_)}
+
+
+def reference_metadata_to_json(metadata: ReferenceMetadata) -> Json:
+    ancestor = metadata.common_ancestor
+    doc: Json = {
+        "numCommitsAhead": metadata.commits_ahead,
+        "numCommitsBehind": metadata.commits_behind,
+        "commitMetaOfHEAD": meta_to_json(metadata.head_meta) if metadata.head_meta is not None else None,
+        "commonAncestorHash": str(ancestor) if ancestor is not None else None,
+    }
+    if metadata.total_commits:
+        doc["numTotalCommits"] = metadata.total_commits
+    return doc
+
+
+def reference_metadata_from_json(doc: Any) -> ReferenceMetadata:
+    if not isinstance(doc, Mapping):
+        return ReferenceMetadata()
+    head = doc.get("commitMetaOfHEAD")
+    ancestor = doc.get("commonAncestorHash")
+    return ReferenceMetadata(
+        head_meta=meta_from_json(head) if head is not None else None,
+        total_commits=int(doc.get("numTotalCommits") or 0),
+        commits_ahead=doc.get("numCommitsAhead"),
+        commits_behind=doc.get("numCommitsBehind"),
+        common_ancestor=hash_from_json(ancestor) if ancestor else None,
+    )
+
+
+def reference_history_to_json(history: ReferenceHistory, head: ReferenceInfo) -> Json:
+    return {
+        "reference": reference_to_json(head),
+        "current": _history_entry_to_json(history.current),
+        "previous": [_history_entry_to_json(e) for e in history.previous],
+        "commitLogConsistency": history.log_consistency.value,
+    }
+
+
+def _history_entry_to_json(entry: ReferenceHistoryEntry) -> Json:
+    return {
+        "commitHash": str(entry.hash),
+        "commitConsistency": entry.consistency.value,
+        "meta": meta_to_json(entry.meta) if entry.meta is not None else None,
+    }
+
+
+def reference_history_from_json(doc: Any) -> ReferenceHistory:
+    ref = named_ref_from_json(_require(doc, "reference", "reference history"))
+    return ReferenceHistory(
+        ref,
+        _history_entry_from_json(_require(doc, "current", "reference history")),
+        tuple(_history_entry_from_json(e) for e in doc.get("previous") or []),
+        _consistency(doc.get("commitLogConsistency")),
+    )
+
+
+def _history_entry_from_json(doc: Any) -> ReferenceHistoryEntry:
+    meta = doc.get("meta")
+    return ReferenceHistoryEntry(
+        hash_from_json(_require(doc, "commitHash", "reference history entry")),
+        _consistency(doc.get("commitConsistency")),
+        meta_from_json(meta) if meta is not None else None,
+    )
+
+
+def _consistency(value: Any) -> CommitConsistency:
+    try:
+        return CommitConsistency(str(value or "NOT_CHECKED"))
+    except ValueError:
+        raise NessieJsonError(f"unknown commit consistency '{value}'") from None
 
 
 def named_ref_from_json(doc: Any) -> NamedRef:
@@ -275,8 +368,7 @@ def entry_to_json(entry: KeyEntry) -> Json:
     doc: Json = {"type": content_type_name(entry.payload), "name": key_to_json(entry.key)}
     if entry.content_id is not None:
         doc["contentId"] = entry.content_id
-    if entry.content is not None:
-        doc["content"] = content_to_json(entry.content)
+    doc["content"] = content_to_json(entry.content) if entry.content is not None else None
     return doc
 
 
@@ -339,12 +431,17 @@ def diff_from_json(doc: Any, paging_token: str = "") -> Diff:
 
 
 def conflict_to_json(conflict: Conflict) -> Json:
+    """Nessie's conflict fields, plus lochkit's ``content``: what the key holds now, so a client
+    can retry without another read (Nessie's clients ignore fields they do not know here)."""
     key = conflict.key
-    return {
+    doc: Json = {
         "conflictType": conflict.conflict_type.name,
         "key": key_to_json(key) if isinstance(key, ContentKey) else None,
         "message": conflict.message,
     }
+    if conflict.current is not None:
+        doc["content"] = content_to_json(conflict.current)
+    return doc
 
 
 def conflict_from_json(doc: Any) -> Conflict:
@@ -356,7 +453,13 @@ def conflict_from_json(doc: Any) -> Conflict:
             ConflictType.UNEXPECTED_HASH if name == "UNEXPECTED_HASH" else ConflictType.VALUE_DIFFERS
         )
     key = doc.get("key")
-    return Conflict(conflict_type, key_from_json(key) if key else None, str(doc.get("message") or ""))
+    current = doc.get("content")
+    return Conflict(
+        conflict_type,
+        key_from_json(key) if key else None,
+        str(doc.get("message") or ""),
+        content_from_json(current) if current is not None else None,
+    )
 
 
 def merge_behavior_to_json(spec: MergeKeyBehavior) -> Json:
@@ -384,7 +487,11 @@ def merge_result_to_json(result: MergeResult) -> Json:
 
     details = []
     for key, detail in result.details.items():
-        doc: Json = {"key": key_to_json(key), "mergeBehavior": detail.behavior.value}
+        doc: Json = {
+            "key": key_to_json(key),
+            "mergeBehavior": detail.behavior.value,
+            "conflictType": "UNRESOLVABLE" if detail.conflict is not None else "NONE",
+        }
         if detail.conflict is not None:
             doc["conflict"] = conflict_to_json(detail.conflict)
         details.append(doc)
@@ -451,10 +558,36 @@ class NessieServerError(RuntimeError):
         super().__init__(f"Nessie answered HTTP {status} {error_code}: {message}")
 
 
+def error_body(status: int, code: str, message: str, details: Json | None = None) -> Json:
+    """An error answer's body, as Nessie's server writes it."""
+    body: Json = {"status": status, "reason": _REASONS.get(status, ""), "message": message, "errorCode": code}
+    if details is not None:
+        body["errorDetails"] = details
+    body["serverStackTrace"] = None
+    return body
+
+
+_REASONS: Final = {400: "Bad Request", 404: "Not Found", 409: "Conflict", 500: "Internal Server Error"}
+
+
+def content_not_found_to_json(key: ContentKey, ref_name: str) -> tuple[int, Json]:
+    status = ERROR_STATUS["CONTENT_NOT_FOUND"]
+    return status, error_body(
+        status,
+        "CONTENT_NOT_FOUND",
+        f"Could not find content for key '{key}' in reference '{ref_name}'.",
+        {"type": "CONTENT_KEY", "contentKey": key_to_json(key)},
+    )
+
+
 def error_to_json(error: BaseException) -> tuple[int, Json]:
     """The HTTP status and body a v2 server answers for ``error``."""
     details: Json | None = None
-    if isinstance(error, ReferenceNotFoundError):
+    if isinstance(error, InvalidOperation):
+        # An operation no commit may carry: Nessie answers 400; the conflict rides along.
+        code = "BAD_REQUEST"
+        details = {"type": "REFERENCE_CONFLICTS", "conflicts": [conflict_to_json(c) for c in error.conflicts]}
+    elif isinstance(error, ReferenceNotFoundError):
         code = "REFERENCE_NOT_FOUND"
     elif isinstance(error, ReferenceAlreadyExistsError):
         code = "REFERENCE_ALREADY_EXISTS"
@@ -473,10 +606,7 @@ def error_to_json(error: BaseException) -> tuple[int, Json]:
     else:
         code = "UNKNOWN"
     status = ERROR_STATUS[code]
-    body: Json = {"status": status, "message": str(error), "errorCode": code}
-    if details is not None:
-        body["errorDetails"] = details
-    return status, body
+    return status, error_body(status, code, str(error), details)
 
 
 def error_from_json(status: int, doc: Any) -> Exception:
@@ -495,5 +625,6 @@ def error_from_json(status: int, doc: Any) -> Exception:
             return ReferenceRetryFailureError(message)
         return ReferenceConflictError(conflicts, message)
     if code == "BAD_REQUEST" or (not code and status == 400):
-        return ValueError(message)
+        conflicts = [conflict_from_json(c) for c in (doc.get("errorDetails") or {}).get("conflicts") or []]
+        return InvalidOperation(conflicts, message) if conflicts else ValueError(message)
     return NessieServerError(status, code or "UNKNOWN", message)

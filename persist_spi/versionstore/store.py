@@ -3,7 +3,6 @@ Merge and transplant live in :mod:`persist_spi.versionstore.merging`."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
@@ -12,7 +11,6 @@ from persist_spi.errors import (
     RefAlreadyExists,
     RefConditionFailed,
     RefNotFound,
-    RetryTimeout,
     UnknownOperationResult,
 )
 from persist_spi.headers import CommitHeaders
@@ -33,11 +31,12 @@ from persist_spi.logic.conflicts import CommitConflict, CommitConflictError
 from persist_spi.logic.create_commit import CreateCommit
 from persist_spi.logic.reference_logic import ReferenceLogic
 from persist_spi.logic.repository_logic import RepositoryLogic
-from persist_spi.logic.retry import RetryNeeded, commit_retry
+from persist_spi.logic.retry import RetryNeeded
 from persist_spi.objs import CommitObj, ContentValueObj, tag_obj
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
 from persist_spi.versionstore.api import RefOrHash, Validator, VersionStoreApi
+from persist_spi.versionstore.commit_specs import RelativeSpec, resolve_relative
 from persist_spi.versionstore.committing import CommitState, decode_value, prepare_commit
 from persist_spi.versionstore.content import Content, ContentKey
 from persist_spi.versionstore.errors import (
@@ -46,12 +45,14 @@ from persist_spi.versionstore.errors import (
     ReferenceAlreadyExistsError,
     ReferenceConflictError,
     ReferenceNotFoundError,
-    ReferenceRetryFailureError,
 )
 from persist_spi.versionstore.keymap import from_store_key, store_key_max, store_key_min, to_store_key
-from persist_spi.versionstore.meta import CommitMeta
+from persist_spi.versionstore.meta import CommitMeta, commit_meta_of, commit_time_of
 from persist_spi.versionstore.namespaces import namespace_conflicts
 from persist_spi.versionstore.operations import Delete, MergeBehavior, MergeKeyBehavior, Operation, Put
+from persist_spi.versionstore.policies import CommitPolicy, shared_policy
+from persist_spi.versionstore.policies.base import BuiltCommit, CommitRequest, with_retries
+from persist_spi.versionstore.ref_details import reference_history, reference_metadata
 from persist_spi.versionstore.refs import NamedRef, ReferenceAssigned, ReferenceInfo, RefKind, from_full_name
 from persist_spi.versionstore.results import (
     CommitResult,
@@ -60,6 +61,8 @@ from persist_spi.versionstore.results import (
     KeyEntry,
     LogEntry,
     MergeResult,
+    ReferenceHistory,
+    ReferenceMetadata,
 )
 from persist_spi.versionstore.sources import DEFAULT_SOURCES, StoreSources
 
@@ -78,6 +81,7 @@ class VersionStore:
         *,
         sources: StoreSources = DEFAULT_SOURCES,
         default_branch: str | None = None,
+        policy: CommitPolicy | None = None,
     ) -> None:
         self.persist = persist
         #: Commit times and new content ids (seeded ones make runs reproducible).
@@ -86,6 +90,9 @@ class VersionStore:
         self.refs = ReferenceLogic(persist)
         self.repository = RepositoryLogic(persist)
         self._default_branch = default_branch
+        #: How commits land on a branch: ``policy``, else the store config's ``commit-policy``
+        #: (one policy object per Persist and name, so stores sharing a Persist coordinate).
+        self.policy = policy if policy is not None else shared_policy(persist, persist.config.commit_policy)
 
     def default_branch(self) -> str:
         """The repository's default branch: as given, else from the repository description."""
@@ -173,19 +180,44 @@ class VersionStore:
             raise ReferenceNotFoundError(f"Named reference '{ref.name}' not found") from None
         return ReferenceAssigned(ref, current.pointer, target)
 
-    def hash_on_reference(self, ref: NamedRef | None, hash_: ObjId | None) -> ObjId:
+    def hash_on_reference(
+        self, ref: NamedRef | None, hash_: ObjId | None, relative: Sequence[RelativeSpec] = ()
+    ) -> ObjId:
         """The commit a read addresses: the head of ``ref``, a commit in its history, or (without
-        a ref) a detached commit that must exist."""
+        a ref) a detached commit that must exist; then ``relative`` lookups from there (see
+        :mod:`persist_spi.versionstore.commit_specs`)."""
         if ref is None:
             if hash_ is None:
                 raise ValueError("Give a reference, a hash, or both")
             self._check_commit_exists(hash_)
-            return hash_
+            start = hash_
+        else:
+            head = self._row(ref).pointer
+            start = head if hash_ is None else hash_
+            if start != head:
+                self._find_in_history(ref, head, start)
+        if not relative:
+            return start
+        try:
+            return resolve_relative(start, relative, self._existing_commit, commit_time_of)
+        except ObjNotFound as e:
+            raise ReferenceNotFoundError(f"Commit '{e.obj_ids[0]}' not found") from None
+
+    def _existing_commit(self, commit_id: ObjId) -> CommitObj:
+        return self.persist.fetch_as(commit_id, CommitObj)
+
+    def reference_metadata(self, ref: NamedRef, base: NamedRef | None = None) -> ReferenceMetadata:
+        """The head's commit meta and commit count; for a branch other than ``base`` (default: the
+        default branch), the commits ahead and behind it and their common ancestor."""
         head = self._row(ref).pointer
-        if hash_ is None or hash_ == head:
-            return head
-        self._find_in_history(ref, head, hash_)
-        return hash_
+        base = base if base is not None else NamedRef(self.default_branch(), RefKind.BRANCH)
+        base_row = self.refs.get_references([base.full_name])[0]
+        base_head = base_row.pointer if base_row is not None else None
+        return reference_metadata(self.commits, ref, head, base, base_head)
+
+    def reference_history(self, ref: NamedRef, head_commits_to_scan: int | None = None) -> ReferenceHistory:
+        """The reference's head and its recorded former heads, each checked for consistency."""
+        return reference_history(self.persist, ref, self._row(ref), head_commits_to_scan)
 
     def _resolve(self, where: RefOrHash) -> ObjId:
         return (
@@ -205,58 +237,102 @@ class VersionStore:
         validator: Validator | None = None,
     ) -> CommitResult:
         """Commit ``operations`` on ``branch``. The commit is built on the current head; it is
-        rejected only when a key it touches changed since ``expected_hash`` (default: the head)."""
+        rejected only when a key it touches changed since ``expected_hash`` (default: the head).
+        How it lands (retries, waiting, grouping) is the store's :attr:`policy`."""
         if branch.kind is not RefKind.BRANCH:
             raise ValueError(f"Can only commit to a branch, not to tag '{branch.name}'")
-        state = CommitState()
+        return self.policy.commit(self, CommitRequest(branch, expected_hash, meta, operations, validator))
 
-        def attempt(_: object) -> CommitResult:
-            ref = self._row(branch, for_update=True)
-            head_id = ref.pointer
-            expected_id = expected_hash if expected_hash is not None else head_id
-            if expected_id != head_id:
-                self._find_in_history(branch, head_id, expected_id)
-            head_commit = self.commits.fetch_commit(head_id)
-            head_index = self.commits.indexes.build_complete_index_or_empty(head_commit)
-            reference = head_index.reference if isinstance(head_index, LayeredIndex) else None
-            expected_index = (
-                head_index if expected_id == head_id else self.commits.complete_index_of(expected_id)
+    # --- what commit policies ask of the store (policies.base.Committer) -------------------------
+
+    def read_branch(self, branch: NamedRef) -> Reference:
+        return self._row(branch, for_update=True)
+
+    def build_on(
+        self,
+        request: CommitRequest,
+        state: CommitState,
+        head: Reference,
+        parent: CommitObj | None = None,
+        store: bool = True,
+    ) -> BuiltCommit:
+        """Validate ``request`` and store its commit on ``parent`` (default: the branch head), not
+        yet moving the branch. A parent other than the head is a commit of the same group, not yet
+        on the branch. With ``store=False`` nothing is written: the commit and the objects it
+        needs are returned for the caller to store."""
+        head_id = head.pointer
+        tip_id = head_id if parent is None else parent.id
+        expected_id = request.expected_hash if request.expected_hash is not None else tip_id
+        if expected_id not in (tip_id, head_id):
+            self._find_in_history(request.branch, head_id, expected_id)
+        tip_commit = self.commits.fetch_commit(head_id) if parent is None else parent
+        tip_index = self.commits.indexes.build_complete_index_or_empty(tip_commit)
+        reference = tip_index.reference if isinstance(tip_index, LayeredIndex) else None
+        expected_index = tip_index if expected_id == tip_id else self.commits.complete_index_of(expected_id)
+        prepared = prepare_commit(
+            self.persist,
+            request.operations,
+            expected_index,
+            tip_index,
+            expected_id == tip_id,
+            state,
+            self._content_for_op,
+            self.sources.new_content_id,
+        )
+        if self.persist.config.namespace_validation:
+            conflicts = namespace_conflicts(
+                tip_index, prepared.created_keys, prepared.added_namespaces, prepared.deleted
             )
+            if conflicts:
+                raise ReferenceConflictError(conflicts)
+        if request.validator is not None:
+            request.validator(request.operations)
+        create = CreateCommit(
+            parent_commit_id=tip_id,
+            message=request.meta.message,
+            headers=request.meta.to_headers(self.sources.now()),
+            adds=tuple(prepared.adds),
+            removes=tuple(prepared.removes),
+            unchanged=tuple(prepared.unchanged),
+        )
+        commit = self._build(create, loaded_parent=LoadedParent(tip_commit, reference))
+        if not store:
+            result = CommitResult(commit.id, tip_id, dict(prepared.new_content_ids))
+            return BuiltCommit(commit, result, tuple(prepared.objects))
+        stored = self.commits.store_commit(commit, prepared.objects)
+        if stored.commit is None:
+            raise RuntimeError(f"Hash collision detected for commit {commit.id}")
+        state.stored.update(o.id for o in prepared.objects)
+        return BuiltCommit(
+            stored.commit, CommitResult(stored.commit.id, tip_id, dict(prepared.new_content_ids))
+        )
+
+    def move_branch(self, ref: Reference, new_head: ObjId) -> None:
+        self._move_branch(ref, new_head)
+
+    def prepare_values(self, request: CommitRequest, state: CommitState) -> None:
+        """Claim the request's new content ids and store its content values, as of the branch
+        head, ahead of building the commit: ``group`` has every caller do this in its own thread,
+        so its leader only builds and stores the commits. A request that does not validate here is
+        left for the build to report."""
+        head = self.read_branch(request.branch)
+        index = self.commits.indexes.build_complete_index_or_empty(self.commits.fetch_commit(head.pointer))
+        try:
             prepared = prepare_commit(
                 self.persist,
-                operations,
-                expected_index,
-                head_index,
-                expected_id == head_id,
+                request.operations,
+                index,
+                index,
+                True,
                 state,
                 self._content_for_op,
                 self.sources.new_content_id,
             )
-            if self.persist.config.namespace_validation:
-                conflicts = namespace_conflicts(
-                    head_index, prepared.created_keys, prepared.added_namespaces, prepared.deleted
-                )
-                if conflicts:
-                    raise ReferenceConflictError(conflicts)
-            if validator is not None:
-                validator(operations)
-            create = CreateCommit(
-                parent_commit_id=head_id,
-                message=meta.message,
-                headers=meta.to_headers(self.sources.now()),
-                adds=tuple(prepared.adds),
-                removes=tuple(prepared.removes),
-                unchanged=tuple(prepared.unchanged),
-            )
-            commit = self._build(create, loaded_parent=LoadedParent(head_commit, reference))
-            stored = self.commits.store_commit(commit, prepared.objects)
-            if stored.commit is None:
-                raise RuntimeError(f"Hash collision detected for commit {commit.id}")
+        except ValueError:
+            return
+        if prepared.objects:
+            self.persist.store_objs(prepared.objects)
             state.stored.update(o.id for o in prepared.objects)
-            self._move_branch(ref, stored.commit.id)
-            return CommitResult(stored.commit.id, head_id, dict(prepared.new_content_ids))
-
-        return self._with_retries(attempt)
 
     def _build(
         self,
@@ -293,29 +369,8 @@ class VersionStore:
                 raise RetryNeeded() from None
 
     def _with_retries(self, attempt: Callable[[object], T]) -> T:
-        """Run ``attempt`` in the bounded retry loop. The number of attempts is recorded on the
-        result (CommitResult) or on the error, so load tools can count retries without a hook."""
-        retries = 0
-
-        def count(n: int, _: BaseException) -> None:
-            nonlocal retries
-            retries = n
-
-        try:
-            result = commit_retry(self.persist.config, attempt, on_retry=count)
-        except RetryTimeout as e:
-            error = ReferenceRetryFailureError(
-                f"The commit operation could not be performed after {e.retries} retries within the "
-                f"configured commit timeout after {e.elapsed_nanos // 1_000_000} ms"
-            )
-            error.attempts = e.retries + 1
-            raise error from e
-        except ReferenceConflictError as e:
-            e.attempts = retries + 1
-            raise
-        if retries and isinstance(result, CommitResult):
-            return dataclasses.replace(result, attempts=retries + 1)
-        return result
+        """Run a branch-changing ``attempt`` (merge, transplant) in Nessie's bounded retry loop."""
+        return with_retries(self.persist.config, attempt)
 
     def _conflicts(self, conflicts: Sequence[CommitConflict]) -> list[Conflict]:
         existing = [c.existing for c in conflicts]
@@ -410,10 +465,7 @@ class VersionStore:
             raise ReferenceNotFoundError(str(e)) from None
 
     def _log_entry(self, commit: CommitObj, with_operations: bool) -> LogEntry:
-        parents = (commit.direct_parent, *commit.secondary_parents)
-        meta = CommitMeta.from_commit(
-            commit.message, commit.headers, str(commit.id), tuple(str(p) for p in parents)
-        )
+        meta = commit_meta_of(commit)
         operations: tuple[Operation, ...] | None = None
         if with_operations:
             ops = self.commits.indexes.commit_operations(commit)
@@ -513,8 +565,10 @@ class VersionStore:
         key_behaviors: Sequence[MergeKeyBehavior] = (),
         dry_run: bool = False,
         raise_on_conflict: bool = True,
+        message: str | None = None,
     ) -> MergeResult:
-        """Replay contiguous commits one by one on ``target``; see
+        """Replay contiguous commits one by one on ``target`` (``message`` replaces the message of
+        a single transplanted commit); see
         :meth:`persist_spi.versionstore.merging.Merger.transplant` for the options."""
         from persist_spi.versionstore.merging import Merger
 
@@ -526,6 +580,7 @@ class VersionStore:
             key_behaviors=key_behaviors,
             dry_run=dry_run,
             raise_on_conflict=raise_on_conflict,
+            message=message,
         )
 
     # --- helpers ---------------------------------------------------------------------------------
