@@ -1,4 +1,4 @@
-"""One local SparkSession for the whole test session (starting Spark costs seconds; every test of
+"""One local SparkSession for all the report tests (starting Spark costs seconds; every test of
 the reports shares it), and helpers that build small event tables with known answers."""
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from report_job.events import EVENT_COLUMNS
 pytest.importorskip("pyspark", reason="the reports extra is not installed: pip install 'lochkit[reports]'")
 
 
-@pytest.fixture(scope="session")
+# Package scope: one session for every report test, stopped when they are done, so a later test
+# that builds its own session with other settings (tests/spark, Iceberg) does not inherit this one.
+@pytest.fixture(scope="package")
 def spark() -> Iterator[Any]:
     from reports.session import spark_session
 
