@@ -22,4 +22,8 @@ COMMANDS: Final[tuple[str, ...]] = (
     "experiment",
     "scenario",
     "compare-nessie",
+    "inventory",
+    "report",
+    "spark-cluster",
+    "report-bench",
 )

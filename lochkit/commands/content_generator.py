@@ -71,6 +71,12 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     _committing(parser)
     _run_output(parser)
     parser.add_argument(
+        "--inventory",
+        action="store_true",
+        help="lochkit backends only: after the run, write a storage inventory (lochkit inventory) into "
+        "the run directory's inventory/, for lochkit report.",
+    )
+    parser.add_argument(
         "-n", "--num-commits", type=int, default=100, help="Number of commits to create (default 100)."
     )
     parser.add_argument(
@@ -324,6 +330,8 @@ def _execute(subcommand: str, args: argparse.Namespace) -> int:
         options.validate()
         sources = seeded_sources(args.seed) if args.seed is not None else DEFAULT_SOURCES
         with open_target(args, sources=sources) as target:
+            if getattr(args, "inventory", False) and target.kind != "lochkit":
+                raise ValueError("--inventory needs a lochkit backend (--backend NAME), not a Nessie server")
             return _recorded(subcommand, args, target, _generate_body(args, options))
     with open_target(args) as target:
         api = target.api
@@ -440,4 +448,8 @@ def _recorded(subcommand: str, args: argparse.Namespace, target: Any, body: Any)
         doc = totals(recorder, target, time.perf_counter() - started, commit_action)
         run_dir.finish("ok" if code == 0 else "failed", doc)
     print(render(doc, target, str(path), commit_action), file=sys.stderr)
+    if getattr(args, "inventory", False):
+        from reports.inventory import write_inventory
+
+        print(write_inventory(target.api.persist, Path(path) / "inventory", source=target.facts()).describe())
     return int(code)

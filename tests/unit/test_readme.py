@@ -4,7 +4,6 @@ report, its commands and options exist, its numbers are counted, its contents li
 from __future__ import annotations
 
 import argparse
-
 import json
 import re
 import subprocess

@@ -1,0 +1,83 @@
+"""The SparkSession the report job runs in: local Spark by default, any master URL otherwise.
+
+Settings that the job relies on are set here, once:
+- ``spark.sql.legacy.parquet.nanosAsLong``: events.parquet stores ``start`` as a nanosecond
+  timestamp, which Spark cannot read as a timestamp; as a long it is exact and is all the job needs;
+- a UTC session time zone, so 1-second windows and dates do not depend on the machine;
+- few shuffle partitions: the job's grouped tables are small, and the default (200) costs more in
+  task start-up than it saves.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER: Final = "local[*]"
+
+
+class SparkUnavailable(RuntimeError):
+    """PySpark or Java is missing; the message says how to install them."""
+
+
+def _check_requirements() -> None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise SparkUnavailable(
+            "PySpark is not installed: pip install 'lochkit[reports]' (Spark 4.1 needs Java 17 or 21)"
+        ) from None
+    java_home = os.environ.get("JAVA_HOME")
+    if not (java_home and os.path.exists(os.path.join(java_home, "bin", "java"))) and not shutil.which(
+        "java"
+    ):
+        raise SparkUnavailable(
+            "No Java runtime found: Spark 4.1 needs Java 17 or 21 (apt-get install openjdk-17-jre-headless, "
+            "or set JAVA_HOME)"
+        )
+
+
+def spark_session(
+    master: str | None = None,
+    app_name: str = "lochkit-report",
+    shuffle_partitions: int = 4,
+    driver_memory: str | None = None,
+    extra_conf: dict[str, str] | None = None,
+) -> SparkSession:
+    """A session for ``master`` (default: ``local[*]``, or what ``spark-submit`` configured)."""
+    _check_requirements()
+    # Spark binds to the machine's address by default; loopback keeps a local run off the network.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Executors run Python only for the few steps that need it; make them use this interpreter.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    if master:
+        builder = builder.master(master)
+    elif "PYSPARK_GATEWAY_PORT" not in os.environ:
+        # Not under spark-submit (which starts this process with a gateway to its own JVM and the
+        # master it was given), so default to local Spark.
+        builder = builder.master(DEFAULT_MASTER)
+    if driver_memory:
+        # Only takes effect when this call starts the JVM (not under spark-submit, which sets it).
+        builder = builder.config("spark.driver.memory", driver_memory)
+    for key, value in (extra_conf or {}).items():
+        builder = builder.config(key, value)
+    session = (
+        builder.config("spark.sql.legacy.parquet.nanosAsLong", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    # A session that already existed (tests share one) gets the job's settings too.
+    session.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
+    session.conf.set("spark.sql.session.timeZone", "UTC")
+    return session
