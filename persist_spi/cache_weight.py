@@ -34,6 +34,8 @@ def frozen_size(value: Any) -> int:
     if cls in _LEAVES:
         return len(value) + 1 if cls in _SIZED else _SCALAR_SIZE
     if cls is tuple or cls is frozenset:
+        if _SIZED.issuperset(map(type, value)):  # the common case, checked in C: a tuple of ids
+            return 1 + len(value) + sum(map(len, value))
         total = 1
         for item in value:
             item_cls = type(item)
