@@ -20,6 +20,7 @@ import org.projectnessie.versioned.storage.versionstore.VersionStoreImpl;
  * setup BRANCH KEYS                         -> {"ok": true, "seconds": ...}
  * measure BRANCH PUTS SECONDS on|off        -> {"commits": ..., "seconds": ..., "commits_per_s": ...,
  *                                               "p50_ms": ..., "p99_ms": ..., "mean_ms": ...}
+ * erase                                     -> {"ok": true}  (drops the repository's rows)
  * quit
  * </pre>
  *
@@ -91,6 +92,11 @@ final class Serve {
         double seconds = Double.parseDouble(words[3]);
         VersionStore store = words[4].equals("on") ? cachedStore : plainStore;
         return measure(store, workload, words[1], puts, seconds);
+      }
+      case "erase" -> {
+        storage.plain.erase();
+        workloads.clear();
+        return "{\"ok\": true}";
       }
       default -> throw new IllegalArgumentException("unknown command " + words[0]);
     }
