@@ -235,26 +235,24 @@ class StoreIndexImpl(StoreIndex):
     def serialize(self) -> bytes:
         if self._serialized is not None and not self._modified:
             return self._serialized
-        parts: list[bytes] = [bytes((_CURRENT_VERSION,)), encode_varint(len(self._keys))]
         keys, ops, chunks = self._keys, self._ops, self._chunks
-        previous = b""
-        for i, chunk in enumerate(chunks):
-            if chunk is not None:
-                parts.append(chunk)
-                previous = b""  # only computed again when an element needs it
-                continue
-            current = serialize_key(keys[i])
-            if i == 0:
-                fresh = current + serialize_op(ops[i])
+        # Usually few elements changed: find them with C-level scans, write only those, and
+        # join the rest as they were.
+        at = -1
+        previous_at, previous = -2, b""
+        for _ in range(chunks.count(None)):
+            at = chunks.index(None, at + 1)
+            current = serialize_key(keys[at])
+            if at == 0:
+                chunks[0] = current + serialize_op(ops[0])
             else:
-                if not previous:
-                    previous = serialize_key(keys[i - 1])
+                if previous_at != at - 1:
+                    previous = serialize_key(keys[at - 1])
                 common = _common_prefix_length(previous, current)
-                fresh = encode_varint(len(previous) - common) + current[common:] + serialize_op(ops[i])
-            chunks[i] = fresh
-            parts.append(fresh)
-            previous = current
-        return b"".join(parts)
+                chunks[at] = encode_varint(len(previous) - common) + current[common:] + serialize_op(ops[at])
+            previous_at, previous = at, current
+        header = bytes((_CURRENT_VERSION,)) + encode_varint(len(keys))
+        return header + b"".join(chunks)  # type: ignore[arg-type]  # no None is left
 
 
 _ACTION_OF = itemgetter(0)
@@ -269,12 +267,10 @@ def _positions_of(
     found: list[tuple[int, Action | None]] = []
     for action, target in mapping.items():
         at = -1
-        try:
-            while True:
-                at = actions.index(action, at + 1)
-                found.append((at, target))
-        except ValueError:
-            pass
+        # Counted first: a search that ends in ValueError would format the enum's repr.
+        for _ in range(actions.count(action)):
+            at = actions.index(action, at + 1)
+            found.append((at, target))
     found.sort(key=_POSITION)
     return found
 
