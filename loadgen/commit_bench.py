@@ -418,7 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--warmup",
         type=positive_seconds,
-        help="warm-up seconds per side before the rounds (default 20; 5 for inmemory)",
+        help="seconds Nessie's JVM runs the scenarios before the rounds (default 20)",
     )
     return parser
 

@@ -134,7 +134,7 @@ def _compare(args: argparse.Namespace) -> int:
                     scratch=workdir / name,
                     rounds=args.rounds,
                     seconds=args.seconds,
-                    warmup=warmup_seconds(name, args.warmup),
+                    warmup=warmup_seconds(args.warmup),
                     caches=CACHE_CHOICES[args.object_cache],
                     log=lambda line: print(line, flush=True),
                 )

@@ -70,11 +70,13 @@ def serialize_op(op: CommitOp) -> bytes:
 def serialized_op_size(op: CommitOp) -> int:
     """The exact length of :func:`serialize_op`'s output (``serialized_size`` assumes a one-byte
     payload, as Nessie's size estimate does)."""
-    value = op.value
+    value, payload = op.value, op.payload
     if not value:
-        return 19 if op.payload < 0x80 else 2 + varint_size(op.payload) + 16
+        return 19 if payload < 0x80 else 2 + varint_size(payload) + 16
     n = len(value)
-    return 1 + varint_size(op.payload) + varint_size(n) + n + 16
+    if n < 0x80 and payload < 0x80:  # always, for ids lochkit derives
+        return 19 + n
+    return 1 + varint_size(payload) + varint_size(n) + n + 16
 
 
 def deserialize_op(buf: bytes, pos: int) -> tuple[CommitOp, int]:
