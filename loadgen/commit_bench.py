@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import statistics
+import sys
 import threading
 import time
 import uuid
@@ -230,19 +232,27 @@ class Bench:
         self._next[tables.name] = n
         return Figures(scenario, len(latencies), elapsed, latencies, cache)
 
-    def contend(self, tables: Tables, puts: Sequence[int], commits: int) -> list[WriterFigures]:
+    def contend(
+        self, tables: Tables, puts: Sequence[int], *, commits: int | None = None, seconds: float | None = None
+    ) -> list[WriterFigures]:
         """Writers (threads, one per entry of ``puts``) commit to one branch at once, each
-        ``commits`` times, through the object cache; attempts and attempt latencies per writer."""
+        ``commits`` times or for ``seconds``, through the object cache; attempts and attempt
+        latencies per writer."""
         target = branch(tables.name)
         writers = [WriterFigures(p) for p in puts]
         barrier = threading.Barrier(len(writers))
         base = self._next.get(tables.name, 0)
+        numbers = itertools.count(base)  # next() is atomic: each commit gets its own number
+        limit = commits if commits is not None else sys.maxsize
 
         def write(index: int, figures: WriterFigures) -> None:
             barrier.wait()
             start = time.perf_counter()
-            for i in range(commits):
-                n = base + i * len(writers) + index
+            deadline = start + seconds if seconds is not None else None
+            for _ in range(limit):
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
+                n = next(numbers)
                 ops = self.operations(tables, n, figures.puts)
                 t0 = time.perf_counter()
                 try:
@@ -263,7 +273,7 @@ class Bench:
             t.start()
         for t in threads:
             t.join()
-        self._next[tables.name] = base + commits * len(writers)
+        self._next[tables.name] = next(numbers)
         return writers
 
 
@@ -309,7 +319,7 @@ def run(
         tables = bench.fresh_branch(f"keys{count}", count)
         measure(f"{count:,} keys visible", tables, 1)
     tables = bench.fresh_branch("contended", 100)
-    results.writers = bench.contend(tables, (1, 10), commits)
+    results.writers = bench.contend(tables, (1, 10), commits=commits)
     for w in results.writers:
         log(writer_line(w))
     return results

@@ -218,28 +218,21 @@ def _version_token(obj: Obj) -> str:
     return token
 
 
-def _to_row(ref: Reference) -> RefRow:
+def _to_row(ref: Reference, *, with_history: bool = True) -> RefRow:
     return RefRow(
         ref.name,
         bytes(ref.pointer),
         ref.deleted,
         ref.created_at_micros,
         None if ref.extended_info_obj is None else bytes(ref.extended_info_obj),
-        encode_previous_pointers(ref.previous_pointers),
+        encode_previous_pointers(ref.previous_pointers) if with_history else b"",
     )
 
 
 def _condition_row(ref: Reference) -> RefRow:
     """The expected row of a compare-and-swap: history is no part of the condition
     (:meth:`RefRow.same_condition`), so it is not encoded."""
-    return RefRow(
-        ref.name,
-        bytes(ref.pointer),
-        ref.deleted,
-        ref.created_at_micros,
-        None if ref.extended_info_obj is None else bytes(ref.extended_info_obj),
-        b"",
-    )
+    return _to_row(ref, with_history=False)
 
 
 def _from_row(row: RefRow) -> Reference:
