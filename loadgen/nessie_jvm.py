@@ -181,16 +181,16 @@ class NessieServe:
         if stream is not None:
             for line in stream:
                 self._stderr.append(line.rstrip())
-                del self._stderr[:-40]
+                del self._stderr[:-200]
 
     def _read(self, during: str) -> dict[str, Any]:
         assert self._process.stdout is not None
         line = _readline(self._process.stdout, COMMAND_TIMEOUT_S)
         if not line:
             self._process.wait(timeout=10)
-            tail = "\n".join(self._stderr[-20:])
             raise NessieSideError(
-                f"Nessie's side stopped while {during} (exit code {self._process.returncode}):\n{tail}"
+                f"Nessie's side stopped while {during} (exit code {self._process.returncode}): "
+                f"{java_failure(self._stderr)}"
             )
         answer: dict[str, Any] = json.loads(line)
         if "error" in answer:
@@ -213,6 +213,13 @@ class NessieServe:
             except (OSError, subprocess.TimeoutExpired):
                 self._process.kill()
                 self._process.wait()
+
+
+def java_failure(stderr: Sequence[str]) -> str:
+    """What went wrong, from a JVM's stderr: its exception lines (not the stack frames)."""
+    lines = [line.strip() for line in stderr if line.strip() and not line.strip().startswith("at ")]
+    causes = [line for line in lines if "Exception" in line or "Error" in line]
+    return (causes[0] if causes else lines[-1] if lines else "no output")[:600]
 
 
 def _readline(stream: IO[str], timeout_s: float) -> str:
@@ -279,7 +286,8 @@ def run_writers(
     )
     if result.returncode != 0:
         raise NessieSideError(
-            f"Nessie's writers failed (exit code {result.returncode}):\n{result.stderr[-3000:]}"
+            f"Nessie's writers failed (exit code {result.returncode}): "
+            f"{java_failure(result.stderr.splitlines())}"
         )
     lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
     if not lines:
