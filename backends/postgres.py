@@ -1,9 +1,11 @@
 """PostgreSQL backend, and CockroachDB (which speaks PostgreSQL's protocol), through psycopg 3.
 
 Pooled connections run in autocommit mode, so each statement (every compare-and-swap) is one
-round trip and atomic by itself. Bulk writes run one statement per chunk, since the contract needs
-only per-row atomicity; creating tables runs in an explicit transaction, and a scan in a read
-transaction that holds its server-side cursor.
+round trip and atomic by itself. Statements are prepared on first use, and connections that come
+back healthy are reused without a trip through the pool (:mod:`backends.postgres_connections`).
+Bulk writes run one statement per chunk, since the contract needs only per-row atomicity;
+creating tables runs in an explicit transaction, and a scan in a read transaction that holds its
+server-side cursor.
 A compare-and-swap is one UPDATE or DELETE whose WHERE clause holds the whole expected state, and
 succeeds when it touched one row. That is safe under PostgreSQL's default READ COMMITTED (a writer
 that waited for a concurrent one re-checks the WHERE clause on the newest row) and under
@@ -22,6 +24,7 @@ from collections.abc import Callable, Collection, Generator, Iterator, Mapping, 
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from backends.postgres_config import PgSettings, parse_settings
+from backends.postgres_connections import ConnectionShelf
 from backends.postgres_errors import ErrorContext, Kind, backoff_delays, classify
 from backends.postgres_schema import create, inspect, judge, mismatch_fix
 from backends.postgres_sql import DIALECTS, SCHEMA_VERSION, Dialect, Statements, detect_dialect, short_version
@@ -70,7 +73,9 @@ class PostgresAdapter(BackendAdapter):
         self._errors = ErrorContext(dialect.backend, settings.address, self._sql.table_names, settings.scrub)
         self._pool = ConnectionPool(
             settings.conninfo,
-            kwargs={"autocommit": True},
+            # Every statement text is fixed, so each is prepared on its first use on a connection
+            # rather than after psycopg's default five.
+            kwargs={"autocommit": True, "prepare_threshold": 0},
             min_size=settings.pool_min,
             max_size=settings.pool_max,
             timeout=settings.pool_timeout,
@@ -82,6 +87,7 @@ class PostgresAdapter(BackendAdapter):
         except PoolTimeout as e:
             self._pool.close()
             raise self._errors.backend_error(Kind.CONNECTION, e, "opening the connection pool") from None
+        self._connections = ConnectionShelf(self._pool)
         self._closed = False
 
     @property
@@ -98,6 +104,7 @@ class PostgresAdapter(BackendAdapter):
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            self._connections.close()
             self._pool.close(timeout=5)
 
     # --- running statements ----------------------------------------------------------------------
@@ -115,7 +122,7 @@ class PostgresAdapter(BackendAdapter):
         while True:
             attempts += 1
             try:
-                with self._pool.connection() as conn:
+                with self._connections.borrowed() as conn:
                     return work(conn)
             except PoolTimeout as e:  # no connection was handed out: nothing was sent
                 raise self._errors.backend_error(Kind.CONNECTION, e, during) from None
@@ -300,7 +307,7 @@ class PostgresAdapter(BackendAdapter):
             query, params = self._sql.scan_objs, [repo]
         try:
             with (
-                self._pool.connection() as conn,
+                self._connections.borrowed() as conn,
                 conn.transaction(),
                 conn.cursor(name=f"lochkit_scan_{uuid.uuid4().hex}", binary=True) as cursor,
             ):

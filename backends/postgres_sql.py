@@ -5,7 +5,7 @@ Three tables: ``<prefix>refs`` and ``<prefix>objs`` keyed by (repository, name o
 another version says so instead of failing on the first odd column.
 
 Lists travel as one array parameter (``= ANY(%s)``, ``unnest(...)``), so every statement has a
-fixed text (psycopg prepares it after a few uses) and a handful of bind parameters, far from
+fixed text (prepared on its first use on a connection) and a handful of bind parameters, far from
 PostgreSQL's 65,535 limit; callers still chunk long lists to bound the size of one statement.
 
 Table names are interpolated into the SQL text: the prefix is validated to ``[a-z_][a-z0-9_]*``

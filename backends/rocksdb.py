@@ -83,7 +83,7 @@ class RocksDBAdapter(BackendAdapter):
     name = "rocksdb"
 
     def __init__(self, path: Path, *, sync_writes: bool = False, remove_on_close: bool = False) -> None:
-        from rocksdict import AccessType, Options, Rdict, WriteOptions  # noqa: F401 (driver import)
+        from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
         self._path = path
         self._remove_on_close = remove_on_close
@@ -114,6 +114,8 @@ class RocksDBAdapter(BackendAdapter):
         self._db.set_write_options(write_options)
         self._refs = self._db.get_column_family("refs")
         self._objs = self._db.get_column_family("objs")
+        self._objs_handle = self._db.get_column_family_handle("objs")
+        self._write_batch = WriteBatch
         self._locks = [threading.Lock() for _ in range(_LOCK_STRIPES)]
         self._closed = False
 
@@ -138,7 +140,7 @@ class RocksDBAdapter(BackendAdapter):
             return
         self._closed = True
         # RocksDB keeps its directory lock while any column-family handle is alive: drop them first.
-        del self._refs, self._objs
+        del self._refs, self._objs, self._objs_handle
         gc.collect()
         self._db.close()
         del self._db
@@ -146,8 +148,11 @@ class RocksDBAdapter(BackendAdapter):
         if self._remove_on_close:
             shutil.rmtree(self._path, ignore_errors=True)
 
+    def _stripe(self, key: bytes) -> int:
+        return hash(key) % _LOCK_STRIPES
+
     def _lock(self, key: bytes) -> threading.Lock:
-        return self._locks[hash(key) % _LOCK_STRIPES]
+        return self._locks[self._stripe(key)]
 
     # --- references ------------------------------------------------------------------------------
 
@@ -196,21 +201,30 @@ class RocksDBAdapter(BackendAdapter):
         return result
 
     def insert_objs(self, repo: str, rows: Sequence[ObjRow]) -> list[bool]:
+        """One multi-get and one write batch for all rows, under the lock stripes of all their
+        keys (taken in stripe order, so concurrent callers cannot deadlock)."""
         prefix = _repo_prefix(repo)
-        result = []
-        for row in rows:
-            key = prefix + row.obj_id
-            with self._lock(key):
-                raw = self._objs.get(key)
+        keys = [prefix + row.obj_id for row in rows]
+        locks = [self._locks[i] for i in sorted({self._stripe(k) for k in keys})]
+        for lock in locks:
+            lock.acquire()
+        try:
+            raws: list[bytes | None] = self._objs.get(keys)  # type: ignore[assignment,arg-type]
+            batch = self._write_batch(raw_mode=True)
+            result = []
+            for key, row, raw in zip(keys, rows, raws, strict=True):
                 if raw is None:
-                    self._objs[key] = _pack_obj(row)
+                    batch.put(key, _pack_obj(row), self._objs_handle)
                     result.append(True)
                 else:
-                    self._objs[key] = _pack_obj(
-                        _unpack_obj(row.obj_id, raw)._replace(referenced=row.referenced)
-                    )
+                    existing = _unpack_obj(row.obj_id, raw)._replace(referenced=row.referenced)
+                    batch.put(key, _pack_obj(existing), self._objs_handle)
                     result.append(False)
-        return result
+            self._db.write(batch)
+            return result
+        finally:
+            for lock in locks:
+                lock.release()
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
         prefix = _repo_prefix(repo)

@@ -1,43 +1,47 @@
 """Commit-cost benchmark: throughput and latency of version-store commits on one backend.
 
-Prints, for the chosen backend:
+Prints, for the chosen backend, each scenario with the object cache (the default path, as
+Nessie's server runs) and without it:
 
-- commits/s for 1-put and 10-put commits;
+- commits/s for 1-put and 10-put commits (updates of existing Iceberg tables);
 - commit latency p50/p99 at history depth 100 and at a deep history (default 100,000 commits);
-- commit latency p50/p99 with 100, 3,000, 30,000 and 300,000 keys visible.
+- commit latency p50/p99 with 100, 3,000, 30,000 and 300,000 keys visible;
+- two writers on one branch at once (1 and 10 puts per commit, object cache on): attempts per
+  commit and the latency of first attempts and of retries, apart.
 
 Every measured commit goes through the full version-store path (reference read, expected index,
 validation, content value, commit build, store, compare-and-swap). Deep histories and large key
 sets are built with the same logic, in bulk, before measuring. A commit reads only its parent's
 incremental index and the index stripes of the keys it touches, so its cost should not grow with
 history depth or key count; this script shows whether that holds.
+
+With --compare-nessie it runs the 1-put and 10-put scenarios side by side with Nessie's own
+implementation instead (loadgen/nessie_compare.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import json
-import os
+import itertools
 import statistics
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import NoReturn
+from dataclasses import dataclass, field
 
-from persist_spi import hints, progress
+from persist_spi import progress
 from persist_spi.adapter import BackendAdapter
-from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
-from persist_spi.errors import BackendConfigError, LochkitError
 from persist_spi.logic.commit_logic import CommitLogic
 from persist_spi.logic.create_commit import Add, CreateCommit
 from persist_spi.logic.repository_logic import RepositoryLogic
-from persist_spi.persist import Persist
-from persist_spi.registry import UnknownBackend, backend_factory
+from persist_spi.objs import content_value
+from persist_spi.opening import open_persist
 from persist_spi.versionstore.content import ContentKey, IcebergTable, Namespace
+from persist_spi.versionstore.errors import ReferenceRetryFailureError
 from persist_spi.versionstore.keymap import to_store_key
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Put
@@ -45,6 +49,8 @@ from persist_spi.versionstore.refs import branch
 from persist_spi.versionstore.store import VersionStore
 
 NAMESPACE = ContentKey.of("bench")
+#: What ``--object-cache`` may say, and which cache settings each runs.
+CACHE_CHOICES: dict[str, tuple[bool, ...]] = {"both": (True, False), "on": (True,), "off": (False,)}
 
 
 @dataclass
@@ -53,20 +59,20 @@ class Figures:
     commits: int
     seconds: float
     latencies_ms: list[float]
+    #: Whether the commits went through the object cache.
+    cache: bool = True
 
     @property
     def per_second(self) -> float:
         return self.commits / self.seconds if self.seconds else 0.0
 
     def percentile(self, p: float) -> float:
-        data = sorted(self.latencies_ms)
-        if not data:
-            return 0.0
-        return data[min(len(data) - 1, round(p / 100 * (len(data) - 1)))]
+        return percentile(self.latencies_ms, p)
 
-    def as_dict(self) -> dict[str, float | int | str]:
+    def as_dict(self) -> dict[str, float | int | str | bool]:
         return {
             "scenario": self.name,
+            "object_cache": self.cache,
             "commits": self.commits,
             "commits_per_s": round(self.per_second, 1),
             "p50_ms": round(self.percentile(50), 3),
@@ -75,13 +81,78 @@ class Figures:
         }
 
 
-class Bench:
-    def __init__(self, persist: Persist) -> None:
-        self.persist = persist
-        self.store = VersionStore(persist)
-        self.logic = CommitLogic(persist)
+def percentile(values: Sequence[float], p: float) -> float:
+    """The element at round(p/100 * (n-1)) of the sorted values (0 when there are none)."""
+    data = sorted(values)
+    if not data:
+        return 0.0
+    return data[min(len(data) - 1, round(p / 100 * (len(data) - 1)))]
 
-    def fresh_branch(self, name: str, keys: int) -> tuple[list[ContentKey], dict[ContentKey, str]]:
+
+@dataclass
+class WriterFigures:
+    """One writer of the contended scenario."""
+
+    puts: int
+    commits: int = 0
+    seconds: float = 0.0
+    timeouts: int = 0
+    attempts: list[int] = field(default_factory=list)
+    first_attempt_ms: list[float] = field(default_factory=list)
+    retry_ms: list[float] = field(default_factory=list)
+    latencies_ms: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "puts_per_commit": self.puts,
+            "commits": self.commits,
+            "commits_per_s": round(self.commits / self.seconds, 1) if self.seconds else 0.0,
+            "timeouts": self.timeouts,
+            "attempts_mean": round(statistics.fmean(self.attempts), 2) if self.attempts else 0.0,
+            "attempts_max": max(self.attempts, default=0),
+            "p50_ms": round(percentile(self.latencies_ms, 50), 3),
+            "p99_ms": round(percentile(self.latencies_ms, 99), 3),
+            "first_attempt_p50_ms": round(percentile(self.first_attempt_ms, 50), 3),
+            "first_attempt_p99_ms": round(percentile(self.first_attempt_ms, 99), 3),
+            "retries": len(self.retry_ms),
+            "retry_p50_ms": round(percentile(self.retry_ms, 50), 3),
+            "retry_p99_ms": round(percentile(self.retry_ms, 99), 3),
+        }
+
+
+@dataclass
+class Tables:
+    """A branch of the benchmark and its tables' content ids."""
+
+    name: str
+    keys: list[ContentKey]
+    ids: dict[ContentKey, str]
+
+
+class Bench:
+    """The benchmark's repository on one adapter, seen through the object cache and without it
+    (two Persists on the same rows, so data built once is measured both ways)."""
+
+    def __init__(self, adapter: BackendAdapter, repository: str) -> None:
+        config = StoreConfig(repository_id=repository)
+        self.cached = open_persist(adapter, config)
+        self.plain = open_persist(adapter, config, object_cache=False)
+        self.stores = {True: VersionStore(self.cached), False: VersionStore(self.plain)}
+        self.logic = CommitLogic(self.plain)
+        #: The next commit number per branch: every measured commit writes new values.
+        self._next: dict[str, int] = {}
+
+    @property
+    def store(self) -> VersionStore:
+        return self.stores[True]
+
+    def initialize(self) -> None:
+        RepositoryLogic(self.plain).initialize("main")
+
+    def erase(self) -> None:
+        self.cached.erase()
+
+    def fresh_branch(self, name: str, keys: int) -> Tables:
         """A branch holding a namespace and ``keys`` tables (built in bulk commits of 500)."""
         target = branch(name)
         self.store.create_reference(target, self.store.reference(branch("main")).hash)
@@ -98,27 +169,27 @@ class Bench:
                 )
                 ids.update(result.added_content_ids)
                 step.advance(len(chunk))
-        return table_keys, ids
+        return Tables(name, table_keys, ids)
 
-    def deepen(self, name: str, keys: list[ContentKey], ids: dict[ContentKey, str], depth: int) -> None:
+    def deepen(self, tables: Tables, depth: int) -> None:
         """Add commits until the branch's history is ``depth`` commits deep, each updating one key
         (through the storage logic, which is what a version-store commit does underneath)."""
-        ref = self.store.refs.get_reference(branch(name).full_name)
+        ref = self.store.refs.get_reference(branch(tables.name).full_name)
         head = ref.pointer
         current = self.logic.fetch_commit(head)
         seq = current.seq if current is not None else 0
         values = {e.key: e.op for e in self.logic.complete_index_of(head) if e.op.exists}
-        from persist_spi.objs import content_value
-
         i = 0
-        step = progress.step(f"bench: deepening {name} to {depth:,} commits", total=depth, unit="commits")
+        step = progress.step(
+            f"bench: deepening {tables.name} to {depth:,} commits", total=depth, unit="commits"
+        )
         with step as deepening:
             deepening.done = seq
             while seq < depth:
-                key = keys[i % len(keys)]
+                key = tables.keys[i % len(tables.keys)]
                 store_key = to_store_key(key)
                 old = values[store_key]
-                value = content_value(ids[key], 1, _table(seq).to_bytes())
+                value = content_value(tables.ids[key], 1, _table(seq).to_bytes())
                 create = CreateCommit(
                     head, f"deepen {seq}", adds=(Add(store_key, 1, value.id, old.value, old.content_id),)
                 )
@@ -131,69 +202,161 @@ class Bench:
                 deepening.done = seq
         self.store.refs.assign_reference(ref, head)
 
+    def operations(self, tables: Tables, n: int, puts: int) -> list[Put]:
+        """Commit ``n``'s operations: ``puts`` tables round robin, each to a new snapshot."""
+        chosen = [tables.keys[(n * puts + j) % len(tables.keys)] for j in range(puts)]
+        return [Put(k, _table(n + 1, tables.ids[k])) for k in dict.fromkeys(chosen)]
+
     def measure(
         self,
         scenario: str,
-        name: str,
-        keys: list[ContentKey],
-        ids: dict[ContentKey, str],
-        commits: int,
+        tables: Tables,
         puts: int,
+        *,
+        cache: bool,
+        commits: int | None = None,
+        seconds: float | None = None,
     ) -> Figures:
-        target = branch(name)
-        latencies = []
+        """Commit ``puts`` updates per commit on the branch, ``commits`` times or for ``seconds``."""
+        store = self.stores[cache]
+        target = branch(tables.name)
+        latencies: list[float] = []
         # Everything built so far (for in-process stores: the whole store) leaves the collector's
         # view. Otherwise its full passes over a 100,000-commit in-memory store cost more than the
         # commit itself, which measures the Python heap, not the commit logic.
         gc.collect()
         gc.freeze()
+        n = self._next.get(tables.name, 0)
         start = time.perf_counter()
-        for n in range(commits):
-            chosen = [keys[(n * puts + j) % len(keys)] for j in range(puts)]
-            ops = [Put(k, _table(n + 1, ids[k])) for k in dict.fromkeys(chosen)]
+        deadline = start + seconds if seconds is not None else None
+        while (commits is None or len(latencies) < commits) and (
+            deadline is None or time.perf_counter() < deadline
+        ):
+            ops = self.operations(tables, n, puts)
             t0 = time.perf_counter()
-            self.store.commit(target, None, CommitMeta(f"{scenario} #{n}"), ops)
+            store.commit(target, None, CommitMeta(f"{scenario} #{n}"), ops)
             latencies.append((time.perf_counter() - t0) * 1000)
-        return Figures(scenario, commits, time.perf_counter() - start, latencies)
+            n += 1
+        elapsed = time.perf_counter() - start
+        self._next[tables.name] = n
+        return Figures(scenario, len(latencies), elapsed, latencies, cache)
+
+    def contend(
+        self, tables: Tables, puts: Sequence[int], *, commits: int | None = None, seconds: float | None = None
+    ) -> list[WriterFigures]:
+        """Writers (threads, one per entry of ``puts``) commit to one branch at once, each
+        ``commits`` times or for ``seconds``, through the object cache; attempts and attempt
+        latencies per writer."""
+        target = branch(tables.name)
+        writers = [WriterFigures(p) for p in puts]
+        barrier = threading.Barrier(len(writers))
+        base = self._next.get(tables.name, 0)
+        numbers = itertools.count(base)  # next() is atomic: each commit gets its own number
+        limit = commits if commits is not None else sys.maxsize
+
+        def write(index: int, figures: WriterFigures) -> None:
+            barrier.wait()
+            start = time.perf_counter()
+            deadline = start + seconds if seconds is not None else None
+            for _ in range(limit):
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
+                n = next(numbers)
+                ops = self.operations(tables, n, figures.puts)
+                t0 = time.perf_counter()
+                try:
+                    result = self.store.commit(target, None, CommitMeta(f"writer {index} #{n}"), ops)
+                except ReferenceRetryFailureError:
+                    figures.timeouts += 1
+                    continue
+                figures.latencies_ms.append((time.perf_counter() - t0) * 1000)
+                figures.commits += 1
+                figures.attempts.append(result.attempts)
+                durations = [d / 1e6 for d in result.attempt_nanos]
+                figures.first_attempt_ms += durations[:1]
+                figures.retry_ms += durations[1:]
+            figures.seconds = time.perf_counter() - start
+
+        threads = [threading.Thread(target=write, args=(i, w)) for i, w in enumerate(writers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self._next[tables.name] = next(numbers)
+        return writers
 
 
 def _table(n: int, content_id: str | None = None) -> IcebergTable:
     return IcebergTable(id=content_id, metadata_location=f"s3://bucket/metadata/{n:08}.json", snapshot_id=n)
 
 
+@dataclass
+class Results:
+    scenarios: list[Figures] = field(default_factory=list)
+    writers: list[WriterFigures] = field(default_factory=list)
+
+
 def run(
-    persist: Persist, *, commits: int, deep: int, key_counts: Sequence[int], log: Callable[[str], None]
-) -> list[Figures]:
-    RepositoryLogic(persist).initialize("main")
-    bench = Bench(persist)
-    results = []
-    keys, ids = bench.fresh_branch("throughput", 100)
+    bench: Bench,
+    *,
+    commits: int,
+    deep: int,
+    key_counts: Sequence[int],
+    caches: Sequence[bool],
+    log: Callable[[str], None],
+) -> Results:
+    results = Results()
+
+    def measure(scenario: str, tables: Tables, puts: int) -> None:
+        for cache in caches:
+            results.scenarios.append(bench.measure(scenario, tables, puts, cache=cache, commits=commits))
+            log(scenario_line(results.scenarios[-1]))
+
+    bench.initialize()
+    tables = bench.fresh_branch("throughput", 100)
     for puts in (1, 10):
-        results.append(bench.measure(f"{puts}-put commits", "throughput", keys, ids, commits, puts))
-        log(_line(results[-1]))
-    keys, ids = bench.fresh_branch("history", 100)
-    bench.deepen("history", keys, ids, 100)
-    results.append(bench.measure("depth 100", "history", keys, ids, commits, 1))
-    log(_line(results[-1]))
-    bench.deepen("history", keys, ids, deep)
-    results.append(bench.measure(f"depth {deep:,}", "history", keys, ids, commits, 1))
-    log(_line(results[-1]))
+        measure(f"{puts}-put commits", tables, puts)
+    tables = bench.fresh_branch("history", 100)
+    bench.deepen(tables, 100)
+    measure("depth 100", tables, 1)
+    bench.deepen(tables, deep)
+    measure(f"depth {deep:,}", tables, 1)
     for count in key_counts:
-        name = f"keys{count}"
-        keys, ids = bench.fresh_branch(name, count)
-        results.append(bench.measure(f"{count:,} keys visible", name, keys, ids, commits, 1))
-        log(_line(results[-1]))
+        tables = bench.fresh_branch(f"keys{count}", count)
+        measure(f"{count:,} keys visible", tables, 1)
+    tables = bench.fresh_branch("contended", 100)
+    results.writers = bench.contend(tables, (1, 10), commits=commits)
+    for w in results.writers:
+        log(writer_line(w))
     return results
 
 
-def _line(f: Figures) -> str:
+def scenario_line(f: Figures) -> str:
+    cache = "cache" if f.cache else "no cache"
     return (
-        f"{f.name:<22} {f.per_second:>9.1f} commits/s   p50 {f.percentile(50):>7.2f} ms   "
+        f"{f.name:<22} {cache:<9} {f.per_second:>9.1f} commits/s   p50 {f.percentile(50):>7.2f} ms   "
         f"p99 {f.percentile(99):>7.2f} ms   ({f.commits} commits)"
     )
 
 
-def _positive(text: str) -> int:
+def writer_line(w: WriterFigures) -> str:
+    d = w.as_dict()
+    return (
+        f"2 writers, {w.puts:>2}-put      cache     {d['commits_per_s']:>9} commits/s   "
+        f"attempts {d['attempts_mean']:.2f} (max {d['attempts_max']})   first attempt p50 "
+        f"{d['first_attempt_p50_ms']:.2f} ms   retry p50 {d['retry_p50_ms']:.2f} ms "
+        f"({d['retries']} retries, {w.timeouts} timeouts)"
+    )
+
+
+def new_repository_id() -> str:
+    return f"bench-{uuid.uuid4().hex[:8]}"
+
+
+# --- command line ----------------------------------------------------------------------------------
+
+
+def positive(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -203,84 +366,82 @@ def _positive(text: str) -> int:
     return value
 
 
-def _counts(text: str) -> list[int]:
-    return [_positive(part.strip()) for part in text.split(",") if part.strip()]
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive number of seconds")
+    return value
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", default="rocksdb", help="backend to measure (see: lochkit backends)")
-    parser.add_argument(
-        "--url",
-        help="address of a running server (default: $LOCHKIT_<BACKEND>_URL; embedded backends: a "
-        "fresh temporary store)",
+def counts(text: str) -> list[int]:
+    return [positive(part.strip()) for part in text.split(",") if part.strip()]
+
+
+def names(text: str) -> list[str]:
+    found = [part.strip() for part in text.split(",") if part.strip()]
+    if not found:
+        raise argparse.ArgumentTypeError("name at least one backend")
+    return found
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lochkit bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--commits", type=_positive, default=1000, help="commits measured per scenario")
-    parser.add_argument("--deep", type=_positive, default=100_000, help="history depth of the deep scenario")
+    parser.add_argument(
+        "--backend",
+        type=names,
+        default=["rocksdb"],
+        help="backend, or with --compare-nessie a comma-separated list (default rocksdb); servers "
+        "are provisioned as the conformance suite does when no --url is given",
+    )
+    parser.add_argument("--url", help="backend address (embedded backends: a fresh temporary store)")
+    parser.add_argument(
+        "--provision",
+        default="auto",
+        choices=["auto", "external", "testcontainers", "local"],
+        help="how to obtain a database server when no --url is given (default: auto)",
+    )
+    parser.add_argument("--commits", type=positive, default=1000, help="commits measured per scenario")
+    parser.add_argument("--deep", type=positive, default=100_000, help="history depth of the deep scenario")
     parser.add_argument(
         "--key-counts",
-        type=_counts,
+        type=counts,
         default="100,3000,30000,300000",
-        help="comma-separated numbers of visible keys to measure",
+        help="comma-separated numbers of visible keys to measure (default 100,3000,30000,300000)",
     )
-    parser.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
-
-
-def run_from_args(args: argparse.Namespace, usage_error: Callable[[str], NoReturn]) -> int:
-    """Runs the benchmark ``args`` describe; a bad backend name or address goes to ``usage_error``."""
-    url = args.url or os.environ.get(hints.url_env_var(args.backend))
-    try:
-        factory = backend_factory(args.backend)
-    except UnknownBackend as e:
-        usage_error(str(e))
-    try:
-        adapter = factory.create(url)
-    except BackendConfigError as e:
-        usage_error(str(e))
-    except LochkitError as e:
-        print(f"lochkit bench: {e}", file=sys.stderr)
-        return 1
-    try:
-        return _run_on(adapter, args)
-    except LochkitError as e:
-        print(f"lochkit bench: {e}", file=sys.stderr)
-        return 1
-    finally:
-        adapter.close()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m loadgen.commit_bench",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser.add_argument(
+        "--object-cache",
+        choices=sorted(CACHE_CHOICES),
+        default="both",
+        help="measure through the object cache (on, the default path), without it (off), or both (default)",
     )
-    add_arguments(parser)
-    return run_from_args(parser.parse_args(argv), parser.error)
-
-
-def _run_on(adapter: BackendAdapter, args: argparse.Namespace) -> int:
-    adapter.setup_schema()
-    persist = AdapterPersist(adapter, StoreConfig(repository_id=f"bench-{uuid.uuid4().hex[:8]}"))
-    print(
-        f"lochkit commit benchmark on {args.backend} ({adapter.address}); "
-        f"{args.commits} commits per scenario",
-        flush=True,
+    parser.add_argument("--json", help="also write the figures to this file")
+    compare = parser.add_argument_group(
+        "side by side with Nessie (--compare-nessie)",
+        "1-put and 10-put commits through Nessie's own version store (its published storage jars, "
+        "driven by a Java program built with Maven) and through lochkit's, alternating rounds in "
+        "one run; prints the README's table",
     )
-    try:
-        results = run(
-            persist,
-            commits=args.commits,
-            deep=args.deep,
-            key_counts=args.key_counts,
-            log=lambda line: print(line, flush=True),
-        )
-    finally:
-        persist.erase()
-    if args.json:
-        with open(args.json, "w") as out:
-            json.dump({"backend": args.backend, "results": [r.as_dict() for r in results]}, out, indent=2)
-    return 0
+    compare.add_argument("--compare-nessie", action="store_true", help="run the side-by-side comparison")
+    compare.add_argument("--rounds", type=positive, default=3, help="alternating rounds (default 3)")
+    compare.add_argument(
+        "--seconds", type=positive_seconds, default=5.0, help="seconds per side per round (default 5)"
+    )
+    compare.add_argument(
+        "--warmup",
+        type=positive_seconds,
+        help="seconds Nessie's JVM runs the scenarios before the rounds (default 20)",
+    )
+    return parser
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def validate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse combinations the parser alone cannot see."""
+    if len(args.backend) > 1 and not args.compare_nessie:
+        parser.error("several backends need --compare-nessie; the full benchmark runs one at a time")
+    if len(args.backend) > 1 and args.url:
+        parser.error("--url names one database; with several backends give none (they are provisioned)")

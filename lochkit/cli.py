@@ -45,6 +45,8 @@ def build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argumen
         module = _command(name)
         if getattr(module, "OWN_PARSER", False):
             sub.add_parser(module.NAME, help=module.HELP, add_help=False)
+            if hasattr(module, "own_parser"):  # the parser it parses its arguments with
+                commands[module.NAME] = module.own_parser()
             continue
         command = commands[module.NAME] = sub.add_parser(
             module.NAME,
@@ -71,7 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in COMMANDS:
         module = _command(argv[0])
         if getattr(module, "OWN_PARSER", False):
-            with hints.running(command_syntax(argv[0], None)):
+            own = module.own_parser() if hasattr(module, "own_parser") else None
+            with hints.running(command_syntax(argv[0], own)):
                 return int(module.run_raw(argv[1:] + passthrough))
     parser, commands = build_parsers()
     args = parser.parse_args(argv)

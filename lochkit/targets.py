@@ -53,6 +53,13 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, short_options: bool
     )
     group.add_argument("--url", metavar="URL", help="address of the backend's database (or data directory)")
     group.add_argument(
+        "--no-object-cache",
+        dest="object_cache",
+        action="store_false",
+        help="lochkit backends: read every object from the database instead of through the "
+        "process-wide object cache (which is on by default, as in Nessie's server)",
+    )
+    group.add_argument(
         "--provision",
         default="auto",
         choices=["auto", "external", "testcontainers", "local"],
@@ -191,6 +198,7 @@ def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -
             url=redact(provisioned.url) if provisioned.url else None,
             server_version=provisioned.server,
             sources=sources,
+            object_cache=getattr(args, "object_cache", True),
         )
     except BaseException:
         provisioned.stop()

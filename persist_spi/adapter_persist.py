@@ -14,7 +14,7 @@ from persist_spi.codec import (
 )
 from persist_spi.config import INT_MAX, StoreConfig
 from persist_spi.errors import ObjTooLarge, RefAlreadyExists, RefConditionFailed, RefNotFound
-from persist_spi.ids import ObjId
+from persist_spi.ids import ObjId, trusted_obj_id
 from persist_spi.objs import CommitObj, GenericObj, IndexObj, Obj, UpdateableObj
 from persist_spi.objtypes import ObjType
 from persist_spi.persist import Persist, is_fetchable
@@ -156,13 +156,13 @@ class AdapterPersist(Persist):
         return ref.with_deleted(True)
 
     def purge_reference(self, ref: Reference) -> None:
-        if not self._adapter.delete_ref(self._repo, _to_row(ref.with_deleted(True))):
+        if not self._adapter.delete_ref(self._repo, _condition_row(ref.with_deleted(True))):
             self._raise_ref_change_failed(ref.name)
 
     def update_reference_pointer(self, ref: Reference, new_pointer: ObjId) -> Reference:
         current = ref.with_deleted(False)
         updated = current.for_new_pointer(new_pointer, self._config, self._clock.micros())
-        if not self._adapter.update_ref(self._repo, _to_row(current), _to_row(updated)):
+        if not self._adapter.update_ref(self._repo, _condition_row(current), _to_row(updated)):
             self._raise_ref_change_failed(ref.name)
         return updated
 
@@ -204,7 +204,7 @@ class AdapterPersist(Persist):
 
     def _decode(self, row: ObjRow) -> Obj:
         return self._codec.decode(
-            ObjId(row.obj_id), row.obj_type, row.data, row.referenced, row.version_token
+            trusted_obj_id(row.obj_id), row.obj_type, row.data, row.referenced, row.version_token
         )
 
 
@@ -218,23 +218,29 @@ def _version_token(obj: Obj) -> str:
     return token
 
 
-def _to_row(ref: Reference) -> RefRow:
+def _to_row(ref: Reference, *, with_history: bool = True) -> RefRow:
     return RefRow(
         ref.name,
         bytes(ref.pointer),
         ref.deleted,
         ref.created_at_micros,
         None if ref.extended_info_obj is None else bytes(ref.extended_info_obj),
-        encode_previous_pointers(ref.previous_pointers),
+        encode_previous_pointers(ref.previous_pointers) if with_history else b"",
     )
+
+
+def _condition_row(ref: Reference) -> RefRow:
+    """The expected row of a compare-and-swap: history is no part of the condition
+    (:meth:`RefRow.same_condition`), so it is not encoded."""
+    return _to_row(ref, with_history=False)
 
 
 def _from_row(row: RefRow) -> Reference:
     return Reference(
         name=row.name,
-        pointer=ObjId(row.pointer),
+        pointer=trusted_obj_id(row.pointer),
         deleted=row.deleted,
         created_at_micros=row.created_at_micros,
-        extended_info_obj=None if row.extended_info is None else ObjId(row.extended_info),
+        extended_info_obj=None if row.extended_info is None else trusted_obj_id(row.extended_info),
         previous_pointers=decode_previous_pointers(row.previous_pointers),
     )

@@ -21,7 +21,7 @@ import msgpack
 
 from persist_spi.errors import LochkitError
 from persist_spi.headers import CommitHeaders
-from persist_spi.ids import ObjId
+from persist_spi.ids import ObjId, trusted_obj_id
 from persist_spi.keys import StoreKey
 from persist_spi.objs import (
     CommitObj,
@@ -88,11 +88,30 @@ def _ext_hook(code: int, data: bytes) -> Any:
     return msgpack.ExtType(code, data)
 
 
+_FORMAT_V1_BYTE: Final = bytes([FORMAT_V1])
+_packers = threading.local()
+
+
+def _packer() -> msgpack.Packer:
+    """This thread's packer. ``msgpack.packb`` builds a new Packer per call, which costs several
+    times the packing of a small object; a Packer is not thread-safe, hence one per thread."""
+    try:
+        packer: msgpack.Packer = _packers.packer
+    except AttributeError:
+        # ObjId is a bytes subclass, so plain ``bytes`` handling would swallow it; strict_types
+        # routes subclasses through ``_default``.
+        packer = _packers.packer = msgpack.Packer(default=_default, use_bin_type=True, strict_types=True)
+    return packer
+
+
 def _pack(value: Any) -> bytes:
-    # ObjId is a bytes subclass, so plain ``bytes`` handling would swallow it; strict_types routes
-    # subclasses through ``_default``.
-    packed: bytes = msgpack.packb(value, default=_default, use_bin_type=True, strict_types=True)
-    return bytes([FORMAT_V1]) + packed
+    try:
+        packed: bytes = _packer().pack(value)
+    except BaseException:
+        # A failed pack may leave partial output in the packer's buffer: start the next one clean.
+        _packers.__dict__.pop("packer", None)
+        raise
+    return _FORMAT_V1_BYTE + packed
 
 
 def _unpack(data: bytes) -> Any:
@@ -109,11 +128,11 @@ def _plain(value: Any) -> Any:
 
 
 def _id_or_none(raw: bytes | None) -> ObjId | None:
-    return None if raw is None else ObjId(raw)
+    return None if raw is None else trusted_obj_id(raw)
 
 
 def _ids(raw: Sequence[bytes]) -> tuple[ObjId, ...]:
-    return tuple(ObjId(r) for r in raw)
+    return tuple(map(trusted_obj_id, raw))
 
 
 def _headers_out(headers: CommitHeaders | None) -> list[list[Any]] | None:
@@ -133,7 +152,7 @@ def _stripes_out(stripes: Sequence[IndexStripe]) -> list[list[Any]]:
 
 
 def _stripes_in(raw: Sequence[Sequence[Any]]) -> tuple[IndexStripe, ...]:
-    return tuple(IndexStripe(StoreKey(f), StoreKey(la), ObjId(seg)) for f, la, seg in raw)
+    return tuple(IndexStripe(StoreKey(f), StoreKey(la), trusted_obj_id(seg)) for f, la, seg in raw)
 
 
 # --- standard types: positional field arrays ------------------------------------------------------
@@ -194,7 +213,7 @@ def _dec_ref(i: ObjId, r: int, f: Sequence[Any]) -> RefObj:
         id=i,
         referenced=r,
         name=f[0],
-        initial_pointer=ObjId(f[1]),
+        initial_pointer=trusted_obj_id(f[1]),
         created_at_micros=f[2],
         extended_info_obj=_id_or_none(f[3]),
     )
@@ -353,13 +372,50 @@ DEFAULT_CODEC: Final = BinaryCodec()
 # --- reference history ---------------------------------------------------------------------------
 
 
+class _PreviousPointersMemo:
+    """Decoded reference histories by their encoded bytes (a bounded map).
+
+    Every commit reads its branch's row and writes it back with one more history entry. The row
+    read is most often the one this process wrote (or read) last, so remembering what was encoded
+    or decoded turns the next decode into a dictionary hit. Equal bytes always mean an equal
+    (immutable) tuple, so sharing it is safe."""
+
+    def __init__(self, max_entries: int = 1024) -> None:
+        self._max_entries = max_entries
+        self._decoded: dict[bytes, tuple[PreviousPointer, ...]] = {}
+
+    def encode(self, entries: tuple[PreviousPointer, ...]) -> bytes:
+        data = _pack([[bytes(e.pointer), e.timestamp_micros] for e in entries])
+        self._remember(data, entries)
+        return data
+
+    def decode(self, data: bytes) -> tuple[PreviousPointer, ...]:
+        found = self._decoded.get(data)
+        if found is None:
+            found = tuple(PreviousPointer(trusted_obj_id(p), ts) for p, ts in _unpack(data))
+            self._remember(data, found)
+        return found
+
+    def _remember(self, data: bytes, entries: tuple[PreviousPointer, ...]) -> None:
+        # A whole-map reset instead of LRU bookkeeping: a miss costs one decode, and the map only
+        # needs the handful of rows a process is working on. Racing threads may both reset or
+        # insert; the worst outcome is a miss.
+        decoded = self._decoded
+        if len(decoded) >= self._max_entries:
+            decoded = self._decoded = {}
+        decoded[data] = entries
+
+
+_PREVIOUS_POINTERS: Final = _PreviousPointersMemo()
+
+
 def encode_previous_pointers(entries: Sequence[PreviousPointer]) -> bytes:
     if not entries:
         return b""
-    return _pack([[bytes(e.pointer), e.timestamp_micros] for e in entries])
+    return _PREVIOUS_POINTERS.encode(tuple(entries))
 
 
 def decode_previous_pointers(data: bytes | None) -> tuple[PreviousPointer, ...]:
     if not data:
         return ()
-    return tuple(PreviousPointer(ObjId(p), ts) for p, ts in _unpack(data))
+    return _PREVIOUS_POINTERS.decode(data)

@@ -84,9 +84,9 @@ class ObjIdHasher:
     def put_uuid(self, value: uuid.UUID | None) -> ObjIdHasher:
         """Most significant long, then least significant long, each little-endian."""
         if value is not None:
-            msb, lsb = divmod(value.int, 1 << 64)
-            self.put_long(_signed64(msb))
-            self.put_long(_signed64(lsb))
+            # Each half of the big-endian 16 bytes, byte-reversed: two little-endian longs.
+            raw = value.bytes
+            self._sha.update(raw[7::-1] + raw[15:7:-1])
         return self
 
     def put_hashable(self, value: Hashable | None) -> ObjIdHasher:
@@ -96,7 +96,3 @@ class ObjIdHasher:
 
     def generate(self) -> ObjId:
         return ObjId(self._sha.digest())
-
-
-def _signed64(value: int) -> int:
-    return value - (1 << 64) if value >= (1 << 63) else value

@@ -53,6 +53,16 @@ class ObjId(bytes):
         return n + (1 if n < 0x80 else 2)
 
 
+_bytes_new = bytes.__new__
+
+
+def trusted_obj_id(raw: bytes) -> ObjId:
+    """An ObjId from bytes already known to be an id (read back from lochkit's own serialised
+    forms, whose ids were checked when written): skips the length check, which as a Python-level
+    ``__new__`` costs several times the construction itself on paths that decode many ids."""
+    return _bytes_new(ObjId, raw)
+
+
 #: SHA-256 of UTF-8 ``empty``: the "no ancestor" commit, the pointer of an empty branch. Never stored.
 EMPTY_OBJ_ID: Final = ObjId(hashlib.sha256(b"empty").digest())
 

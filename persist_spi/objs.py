@@ -8,14 +8,16 @@ and derive its id from its fields exactly as Nessie does.
 from __future__ import annotations
 
 import enum
+import hashlib
+import struct
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Final, Self
 
 from persist_spi.hashing import ObjIdHasher
 from persist_spi.headers import EMPTY_COMMIT_HEADERS, CommitHeaders
-from persist_spi.ids import EMPTY_OBJ_ID, ObjId
+from persist_spi.ids import EMPTY_OBJ_ID, ObjId, trusted_obj_id
 from persist_spi.keys import StoreKey
 from persist_spi.objtypes import ObjType, register_obj_type
 
@@ -202,8 +204,13 @@ STANDARD_OBJ_TYPES: tuple[ObjType, ...] = (
 
 def content_value(content_id: str, payload: int, data: bytes) -> ContentValueObj:
     check_payload(payload)
-    obj_id = ObjIdHasher("VALUE").put_str(content_id).put_int(payload).put_bytes(data).generate()
-    return ContentValueObj(id=obj_id, content_id=content_id, payload=payload, data=data)
+    # The bytes ObjIdHasher("VALUE").put_str(content_id).put_int(payload).put_bytes(data) feeds,
+    # hashed in one call: every put of every commit builds one of these.
+    digest = hashlib.sha256(b"VALUE" + content_id.encode("utf-8") + _JAVA_INT.pack(payload) + data).digest()
+    return ContentValueObj(id=trusted_obj_id(digest), content_id=content_id, payload=payload, data=data)
+
+
+_JAVA_INT: Final = struct.Struct("<i")
 
 
 def ref_obj(

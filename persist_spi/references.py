@@ -44,7 +44,7 @@ class Reference:
         return self.name.startswith(INTERNAL_REF_PREFIX)
 
     def with_deleted(self, deleted: bool) -> Reference:
-        return replace(self, deleted=deleted)
+        return self if deleted == self.deleted else replace(self, deleted=deleted)
 
     def for_new_pointer(self, new_pointer: ObjId, config: StoreConfig, now_micros: int) -> Reference:
         """The row after moving to ``new_pointer``, with the history derived from *this* copy.
@@ -62,4 +62,6 @@ class Reference:
             if len(history) >= limit or entry.timestamp_micros < oldest_kept:
                 break
             history.append(entry)
-        return replace(self, pointer=new_pointer, deleted=False, previous_pointers=tuple(history))
+        return Reference(
+            self.name, new_pointer, False, self.created_at_micros, self.extended_info_obj, tuple(history)
+        )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from loadgen.targets.target import Target
 from persist_spi.adapter import BackendAdapter
-from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.logic.repository_logic import RepositoryLogic
+from persist_spi.opening import open_persist
 from persist_spi.versionstore.sources import DEFAULT_SOURCES, StoreSources
 from persist_spi.versionstore.store import VersionStore
 
@@ -21,13 +21,15 @@ def in_process_target(
     default_branch: str = "main",
     sources: StoreSources = DEFAULT_SOURCES,
     config: StoreConfig | None = None,
+    object_cache: bool = True,
 ) -> Target:
     """A target over ``adapter``: its tables are created if missing and the repository is
     initialised with ``default_branch`` on first use (an existing repository is kept as it is).
-    Closing the target closes the adapter."""
+    The store reads through the process-wide object cache, as Nessie's server does, unless
+    ``object_cache`` is False. Closing the target closes the adapter."""
     try:
         adapter.setup_schema()
-        persist = AdapterPersist(adapter, config or StoreConfig())
+        persist = open_persist(adapter, config, object_cache=object_cache)
         repository = RepositoryLogic(persist)
         if not repository.repository_exists():
             repository.initialize(default_branch)

@@ -1,29 +1,173 @@
-"""``lochkit bench``: the commit-cost benchmark (the benchmark itself is :mod:`loadgen.commit_bench`)."""
+"""``lochkit bench``: the commit-cost benchmark, and with ``--compare-nessie`` the side-by-side
+comparison with Nessie's own implementation (it parses its own arguments; see ``--help``).
+
+Database servers are obtained the way the conformance suite obtains them when no ``--url`` is
+given (``LOCHKIT_<NAME>_URL``, Docker, or a local process), and stopped afterwards.
+"""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Sequence
+import contextlib
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+
+    from persist_spi.adapter import BackendAdapter
 
 NAME = "bench"
-HELP = "commit-cost benchmark: prints commit throughput and latency (not a test)"
+HELP = "commit-cost benchmark, or side by side with Nessie (arguments after 'bench' go to it; see --help)"
+OWN_PARSER = True
 
 
-def _description() -> str:
-    from loadgen import commit_bench
+def own_parser() -> argparse.ArgumentParser:
+    from loadgen.commit_bench import build_parser
+    from lochkit.help_format import HelpFormatter
 
-    return commit_bench.__doc__ or HELP
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from loadgen.commit_bench import add_arguments as bench_arguments
-
-    parser.description = _description()
-    bench_arguments(parser)
-    parser.set_defaults(_usage_error=parser.error)
+    parser = build_parser()
+    parser.formatter_class = HelpFormatter  # every lochkit --help shows the defaults
+    return parser
 
 
-def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
-    from loadgen.commit_bench import run_from_args
+def run_raw(argv: Sequence[str]) -> int:
+    from loadgen.commit_bench import validate
+    from loadgen.nessie_jvm import NessieSideError
+    from persist_spi.errors import LochkitError
+    from persist_spi.registry import UnknownBackend, backend_factory
 
-    return run_from_args(args, args._usage_error)
+    parser = own_parser()
+    args = parser.parse_args(argv)
+    validate(parser, args)
+    for name in args.backend:
+        try:
+            backend_factory(name)
+        except UnknownBackend as e:
+            parser.error(str(e))
+    try:
+        if args.compare_nessie:
+            return _compare(args)
+        return _bench(args)
+    except (LochkitError, NessieSideError) as e:
+        print(f"lochkit bench: {e}", file=sys.stderr)
+        return 1
+
+
+@contextlib.contextmanager
+def _opened(
+    name: str, args: argparse.Namespace, workdir: Path
+) -> Iterator[tuple[BackendAdapter, str | None]]:
+    """The backend's adapter (tables set up) and its URL, provisioning a server if needed; the
+    server is stopped and the adapter closed on exit."""
+    from conformance.provisioning import provision
+    from persist_spi.registry import backend_factory
+
+    factory = backend_factory(name)
+    urls = {name: args.url} if args.url else {}
+    provisioned = provision(name, factory, urls=urls, method=args.provision, workdir=workdir / name)
+    try:
+        adapter = factory.create(provisioned.url)
+        try:
+            adapter.setup_schema()
+            yield adapter, provisioned.url
+        finally:
+            adapter.close()
+    finally:
+        provisioned.stop()
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from loadgen.commit_bench import CACHE_CHOICES, Bench, new_repository_id, run
+
+    name = args.backend[0]
+    workdir = Path(tempfile.mkdtemp(prefix="lochkit-bench-"))
+    try:
+        with _opened(name, args, workdir) as (adapter, _):
+            print(
+                f"lochkit commit benchmark on {name} ({adapter.address}); {args.commits} commits per "
+                f"scenario; object cache: {args.object_cache}",
+                flush=True,
+            )
+            bench = Bench(adapter, new_repository_id())
+            try:
+                results = run(
+                    bench,
+                    commits=args.commits,
+                    deep=args.deep,
+                    key_counts=args.key_counts,
+                    caches=CACHE_CHOICES[args.object_cache],
+                    log=lambda line: print(line, flush=True),
+                )
+            finally:
+                bench.erase()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if args.json:
+        _write_json(
+            args.json,
+            {
+                "backend": name,
+                "results": [r.as_dict() for r in results.scenarios],
+                "contended": [w.as_dict() for w in results.writers],
+            },
+        )
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from loadgen.commit_bench import CACHE_CHOICES
+    from loadgen.nessie_compare import Comparison, compare_backend, notes, table, warmup_seconds
+    from loadgen.nessie_jvm import NESSIE_BACKENDS, build
+
+    comparison = Comparison(rounds=args.rounds, seconds=args.seconds)
+    classpath = None
+    if any(b in NESSIE_BACKENDS for b in args.backend):
+        print("Building Nessie's side (Maven; the first build downloads Nessie's jars)...", flush=True)
+        classpath = build()
+    workdir = Path(tempfile.mkdtemp(prefix="lochkit-compare-"))
+    try:
+        for name in args.backend:
+            with _opened(name, args, workdir) as (adapter, url):
+                print(f"{name}: {adapter.address}", flush=True)
+                compare_backend(
+                    comparison,
+                    name,
+                    adapter,
+                    url,
+                    classpath=classpath,
+                    scratch=workdir / name,
+                    rounds=args.rounds,
+                    seconds=args.seconds,
+                    warmup=warmup_seconds(args.warmup),
+                    caches=CACHE_CHOICES[args.object_cache],
+                    log=lambda line: print(line, flush=True),
+                )
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print()
+    print(table(comparison))
+    print()
+    print(notes(comparison))
+    if args.json:
+        _write_json(
+            args.json,
+            {
+                "nessie": comparison.nessie_version,
+                "storage": comparison.storage,
+                "rounds": comparison.rounds,
+                "seconds": comparison.seconds,
+                "warmup": comparison.warmup,
+                "rows": [r.as_dict() for r in comparison.rows],
+            },
+        )
+    return 0
+
+
+def _write_json(path: str, document: dict[str, Any]) -> None:
+    with open(path, "w") as out:
+        json.dump(document, out, indent=2)

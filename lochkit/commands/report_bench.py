@@ -31,7 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dir", type=Path, help="where to generate runs (default: a temporary directory, removed)"
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the synthetic runs: the same seed, the same events (default 0)",
+    )
 
 
 def _vm_peak_kib(pid: int | str) -> int:

@@ -7,7 +7,7 @@ import uuid
 from typing import NamedTuple
 
 from persist_spi.ids import ObjId
-from persist_spi.indexes.varint import decode_varint, encode_varint
+from persist_spi.indexes.varint import decode_varint, encode_varint, varint_size
 from persist_spi.keys import StoreKey
 
 _ZERO_UUID = bytes(16)
@@ -25,6 +25,7 @@ class Action(enum.Enum):
 
     def __init__(self, code: str) -> None:
         self.code_byte = ord(code)
+        self.code = code.encode()
         self.exists = code in "NAa"
         self.current_commit = code in "AR"
 
@@ -64,6 +65,18 @@ def serialize_op(op: CommitOp) -> bytes:
     if not value:
         return bytes((op.action.code_byte, op.payload, 0)) + cid
     return bytes((op.action.code_byte,)) + encode_varint(op.payload) + encode_varint(len(value)) + value + cid
+
+
+def serialized_op_size(op: CommitOp) -> int:
+    """The exact length of :func:`serialize_op`'s output (``serialized_size`` assumes a one-byte
+    payload, as Nessie's size estimate does)."""
+    value, payload = op.value, op.payload
+    if not value:
+        return 19 if payload < 0x80 else 2 + varint_size(payload) + 16
+    n = len(value)
+    if n < 0x80 and payload < 0x80:  # always, for ids lochkit derives
+        return 19 + n
+    return 1 + varint_size(payload) + varint_size(n) + n + 16
 
 
 def deserialize_op(buf: bytes, pos: int) -> tuple[CommitOp, int]:

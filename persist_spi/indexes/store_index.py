@@ -17,9 +17,17 @@ import bisect
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from operator import itemgetter
 
 from persist_spi.indexes.base import StoreIndex, Updater, check_range, in_range_filter
-from persist_spi.indexes.elements import Action, CommitOp, IndexElement, deserialize_op, serialize_op
+from persist_spi.indexes.elements import (
+    Action,
+    CommitOp,
+    IndexElement,
+    deserialize_op,
+    serialize_op,
+    serialized_op_size,
+)
 from persist_spi.indexes.varint import decode_varint, encode_varint
 from persist_spi.keys import KEY_TERMINATOR, StoreKey, serialize_key
 
@@ -114,7 +122,7 @@ class StoreIndexImpl(StoreIndex):
             old = self._ops[i]
             self._ops[i] = op
             if op != old:
-                self._chunks[i] = None
+                self._chunks[i] = _with_op(self._chunks[i], old, op)
             self._size_diff += op.serialized_size() - old.serialized_size()
             return False
         keys.insert(i, key)
@@ -173,21 +181,19 @@ class StoreIndexImpl(StoreIndex):
         few operations change.
         """
         ops = self._ops
-        wanted = {id(action) for action in mapping}  # identity: enum hashing is a Python call
-        affected = [i for i, op in enumerate(ops) if id(op[0]) in wanted]
+        affected = _positions_of(list(map(_ACTION_OF, ops)), mapping)
         if not affected:
             return
         self._modified = True
         removed: list[int] = []
-        for i in affected:
+        for i, target in affected:
             op = ops[i]
-            target = mapping[op[0]]
             if target is None:
                 removed.append(i)
                 self._size_diff -= 2 + op.serialized_size()
             else:
-                ops[i] = op._replace(action=target)
-                self._chunks[i] = None
+                ops[i] = CommitOp(target, op[1], op[2], op[3])
+                self._chunks[i] = _with_action(self._chunks[i], op, target)
         for i in reversed(removed):
             del self._keys[i]
             del ops[i]
@@ -229,26 +235,69 @@ class StoreIndexImpl(StoreIndex):
     def serialize(self) -> bytes:
         if self._serialized is not None and not self._modified:
             return self._serialized
-        parts: list[bytes] = [bytes((_CURRENT_VERSION,)), encode_varint(len(self._keys))]
         keys, ops, chunks = self._keys, self._ops, self._chunks
-        previous = b""
-        for i, chunk in enumerate(chunks):
-            if chunk is not None:
-                parts.append(chunk)
-                previous = b""  # only computed again when an element needs it
-                continue
-            current = serialize_key(keys[i])
-            if i == 0:
-                fresh = current + serialize_op(ops[i])
+        # Usually few elements changed: find them with C-level scans, write only those, and
+        # join the rest as they were.
+        at = -1
+        previous_at, previous = -2, b""
+        for _ in range(chunks.count(None)):
+            at = chunks.index(None, at + 1)
+            current = serialize_key(keys[at])
+            if at == 0:
+                chunks[0] = current + serialize_op(ops[0])
             else:
-                if not previous:
-                    previous = serialize_key(keys[i - 1])
+                if previous_at != at - 1:
+                    previous = serialize_key(keys[at - 1])
                 common = _common_prefix_length(previous, current)
-                fresh = encode_varint(len(previous) - common) + current[common:] + serialize_op(ops[i])
-            chunks[i] = fresh
-            parts.append(fresh)
-            previous = current
-        return b"".join(parts)
+                chunks[at] = encode_varint(len(previous) - common) + current[common:] + serialize_op(ops[at])
+            previous_at, previous = at, current
+        header = bytes((_CURRENT_VERSION,)) + encode_varint(len(keys))
+        return header + b"".join(chunks)  # type: ignore[arg-type]  # no None is left
+
+
+_ACTION_OF = itemgetter(0)
+
+
+def _positions_of(
+    actions: list[Action], mapping: dict[Action, Action | None]
+) -> list[tuple[int, Action | None]]:
+    """(position, new action) of every element whose action the mapping names, ascending.
+    ``list.index`` scans in C (members compare by identity), which beats a Python loop over every
+    element when, as usual, few match."""
+    found: list[tuple[int, Action | None]] = []
+    for action, target in mapping.items():
+        at = -1
+        # Counted first: a search that ends in ValueError would format the enum's repr.
+        for _ in range(actions.count(action)):
+            at = actions.index(action, at + 1)
+            found.append((at, target))
+    found.sort(key=_POSITION)
+    return found
+
+
+_POSITION = itemgetter(0)
+
+
+def _op_start(chunk: bytes, op: CommitOp) -> int:
+    """Where ``op``'s bytes start in its element's serialised bytes; -1 if they are not laid out
+    as this module writes them (then the element is serialised afresh)."""
+    at = len(chunk) - serialized_op_size(op)
+    return at if at >= 0 and chunk[at] == op.action.code_byte else -1
+
+
+def _with_op(chunk: bytes | None, old: CommitOp, new: CommitOp) -> bytes | None:
+    """An element's serialised bytes with its operation replaced: the key part (strip and suffix)
+    does not depend on the operation, so only the operation's bytes at the end are written anew."""
+    if chunk is None or (at := _op_start(chunk, old)) < 0:
+        return None
+    return chunk[:at] + serialize_op(new)
+
+
+def _with_action(chunk: bytes | None, op: CommitOp, action: Action) -> bytes | None:
+    """An element's serialised bytes with only its action byte (the operation's first) changed."""
+    if chunk is None or (at := _op_start(chunk, op)) < 0:
+        return None
+    return chunk[:at] + action.code + chunk[at + 1 :]
 
 
 def _common_prefix_length(a: bytes, b: bytes) -> int:

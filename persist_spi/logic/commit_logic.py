@@ -181,7 +181,7 @@ class CommitLogic:
             readded = key in re_added
             existing = None if readded else _live(full_index, key)
             conflict = None
-            if not readded and content_id is not None:
+            if removed_by_content_id and not readded and content_id is not None:
                 renamed_from = removed_by_content_id.pop(content_id, None)
                 if renamed_from is not None:
                     # A rename: the removal of the same content id stands in for "existing".

@@ -97,6 +97,11 @@ class ReferenceLogic:
         return found
 
     def get_reference_for_update(self, name: str) -> Reference:
+        # Every commit attempt reads its branch this way. A live row needs no recovery, so it is
+        # read alone; only a missing or deleted-marked one is read again with int/refs.
+        row = self.persist.fetch_references_for_update([name])[0]
+        if row is not None and not row.deleted and not is_internal(row.name):
+            return row
         found = self.get_references_for_update([name])[0]
         if found is None:
             raise RefNotFound(name)

@@ -47,9 +47,11 @@ def commit_retry(
     attempt: Callable[[Any], R],
     clock: RetryClock[Any] = DEFAULT_RETRY_CLOCK,
     on_retry: Callable[[int, BaseException], None] | None = None,
+    on_attempt: Callable[[int], None] | None = None,
 ) -> R:
     """Run ``attempt(state)`` until it returns; ``state`` is None first, then whatever the last
-    :class:`RetryNeeded` carried."""
+    :class:`RetryNeeded` carried. ``on_attempt`` hears how long each attempt that returned or
+    asked for a retry took (ns), in order."""
     start = clock.now_nanos()
     timeout_nanos = config.commit_timeout_millis * 1_000_000
     lower = float(config.retry_initial_sleep_millis_lower)
@@ -60,14 +62,20 @@ def commit_retry(
     while True:
         attempt_start = clock.now_nanos()
         try:
-            return attempt(state)
+            result = attempt(state)
         except RetryNeeded as e:
             if e.state is not None:
                 state = e.state
             cause: BaseException = e
         except UnknownOperationResult as e:
             cause = e
+        else:
+            if on_attempt is not None:
+                on_attempt(clock.now_nanos() - attempt_start)
+            return result
         now = clock.now_nanos()
+        if on_attempt is not None:
+            on_attempt(now - attempt_start)
         elapsed = now - start
         if retries >= config.commit_retries or elapsed > timeout_nanos:
             raise RetryTimeout(retries, elapsed) from cause

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import CommitOp
+from persist_spi.keys import StoreKey
 from persist_spi.logic import create_commit as cc
 from persist_spi.objs import ContentValueObj, Obj, content_value, unique_id_for_uuid
 from persist_spi.persist import Persist
@@ -38,12 +39,25 @@ MAX_CONTENT_ID_CLAIMS = 8
 
 @dataclass
 class CommitState:
-    """What survives from one attempt to the next: content ids already claimed (per key) and
-    objects already stored, so a retry neither claims new ids nor re-sends objects."""
+    """What survives from one attempt to the next: content ids already claimed (per key), objects
+    already stored and content values already built, so a retry neither claims new ids, nor
+    re-sends objects, nor encodes and hashes the same values again."""
 
     content_ids: dict[ContentKey, str] = field(default_factory=dict)
     stored: set[ObjId] = field(default_factory=set)
     persisted_commit: ObjId | None = None
+    #: Content values by position of their Put, valid while the content id stays the same.
+    values: dict[int, ContentValueObj] = field(default_factory=dict)
+    #: The store key of each operation, by position; set (and the operations checked for
+    #: duplicates) by the first attempt.
+    store_keys: list[StoreKey] | None = None
+
+    def value_for(self, position: int, content_id: str, content: Content) -> ContentValueObj:
+        """The content value of ``content`` under ``content_id``, built once per commit."""
+        value = self.values.get(position)
+        if value is None or value.content_id != content_id:
+            value = self.values[position] = content_value(content_id, content.PAYLOAD, content.to_bytes())
+        return value
 
 
 @dataclass
@@ -70,17 +84,30 @@ def check_duplicates(operations: Sequence[Operation]) -> None:
         seen[op.key] = op
 
 
-def claim_content_id(persist: Persist, new_id: Callable[[], uuid.UUID] = uuid.uuid4) -> str:
-    """A fresh content id nobody else holds: claimed by storing a unique-id object."""
+def claim_content_ids(
+    persist: Persist, count: int, new_id: Callable[[], uuid.UUID] = uuid.uuid4
+) -> list[str]:
+    """``count`` fresh content ids nobody else holds, each claimed by storing a unique-id object.
+    All candidates go to the database in one bulk write; only a (vanishingly rare) id that was
+    taken already is drawn again, at most ``MAX_CONTENT_ID_CLAIMS`` rounds: a database that never
+    reports a new object is an adapter bug, not bad luck."""
+    claimed: list[str] = []
     for _ in range(MAX_CONTENT_ID_CLAIMS):
-        candidate = new_id()
-        if persist.store_obj(unique_id_for_uuid(CONTENT_ID_SPACE, candidate)):
-            return str(candidate)
+        candidates = [new_id() for _ in range(count - len(claimed))]
+        stored = persist.store_objs([unique_id_for_uuid(CONTENT_ID_SPACE, c) for c in candidates])
+        claimed += [str(c) for c, new in zip(candidates, stored, strict=True) if new]
+        if len(claimed) == count:
+            return claimed
     raise ContentIdClaimFailed(MAX_CONTENT_ID_CLAIMS)
 
 
-def _live(index: StoreIndex, key: ContentKey) -> CommitOp | None:
-    element = index.get(to_store_key(key))
+def claim_content_id(persist: Persist, new_id: Callable[[], uuid.UUID] = uuid.uuid4) -> str:
+    """A fresh content id nobody else holds: claimed by storing a unique-id object."""
+    return claim_content_ids(persist, 1, new_id)[0]
+
+
+def _live(index: StoreIndex, key: StoreKey) -> CommitOp | None:
+    element = index.get(key)
     return element.op if element is not None and element.op.exists else None
 
 
@@ -94,25 +121,35 @@ def prepare_commit(
     current_content: Callable[[CommitOp], Content | None],
     new_content_id: Callable[[], uuid.UUID] = uuid.uuid4,
 ) -> PreparedCommit:
-    check_duplicates(operations)
-    store_keys = [to_store_key(op.key) for op in operations]
+    """Validate ``operations`` against the expected index and turn them into commit operations
+    and the content values to store. ``current_content`` is asked only for the content an error
+    reports: a commit that passes reads no content value at all."""
+    store_keys = state.store_keys
+    if store_keys is None:
+        check_duplicates(operations)
+        store_keys = state.store_keys = [to_store_key(op.key) for op in operations]
     expected_index.load_if_necessary(store_keys)
     if not expected_is_head:
-        head_index.load_if_necessary([to_store_key(op.key) for op in operations if isinstance(op, Unchanged)])
+        head_index.load_if_necessary(
+            [k for k, op in zip(store_keys, operations, strict=True) if isinstance(op, Unchanged)]
+        )
 
     prepared = PreparedCommit([], [], [], [], {}, [], [], {})
     deleted_ids: dict[str, CommitOp] = {}
     re_created: set[ContentKey] = set()
     put_ids: set[str] = set()
+    puts: list[tuple[int, Put]] = []
 
-    for op in operations:
+    for i, op in enumerate(operations):
+        if isinstance(op, Put):
+            puts.append((i, op))
         if not isinstance(op, Delete):
             continue
-        existing = _live(expected_index, op.key)
+        existing = _live(expected_index, store_keys[i])
         cid = existing.content_id if existing is not None else None
         prepared.removes.append(
             cc.Remove(
-                to_store_key(op.key),
+                store_keys[i],
                 existing.payload if existing is not None else 0,
                 existing.value if existing is not None and existing.value else EMPTY_OBJ_ID,
                 cid,
@@ -124,32 +161,42 @@ def prepare_commit(
                 deleted_ids[str(cid)] = existing
         re_created.add(op.key)
 
-    for op in operations:
-        if not isinstance(op, Put):
-            continue
+    live = [
+        None if re_created and op.key in re_created else _live(expected_index, store_keys[i])
+        for i, op in puts
+    ]
+    _claim_new_content_ids(persist, [op for _, op in puts], live, state, new_content_id)
+
+    for (i, op), existing in zip(puts, live, strict=True):
         key, content = op.key, op.content
         payload = content.PAYLOAD
-        existing = None if key in re_created else _live(expected_index, key)
         expected_value: ObjId | None = None
         if existing is not None:
-            current = current_content(existing)
             if content.id is None:
                 raise InvalidOperation(
-                    [Conflict(ConflictType.KEY_EXISTS, key, f"key '{key}' already exists", current)],
+                    [
+                        Conflict(
+                            ConflictType.KEY_EXISTS,
+                            key,
+                            f"key '{key}' already exists",
+                            current_content(existing),
+                        )
+                    ],
                     f"New value to update existing key '{key}' has no content ID",
                 )
             if existing.content_id is None or content.id != str(existing.content_id):
                 raise InvalidOperation(
-                    [Conflict.of(ConflictType.CONTENT_ID_DIFFERS, key, current)],
+                    [Conflict.of(ConflictType.CONTENT_ID_DIFFERS, key, current_content(existing))],
                     f"Key '{key}' already exists with content ID {existing.content_id}, which is "
                     f"different from the content ID {content.id} in the operation",
                 )
             if payload != existing.payload:
                 raise InvalidOperation(
-                    [Conflict.of(ConflictType.PAYLOAD_DIFFERS, key, current)],
+                    [Conflict.of(ConflictType.PAYLOAD_DIFFERS, key, current_content(existing))],
                     f"Key '{key}' holds content of another type; the type of content cannot change",
                 )
             content_id = content.id
+            content_uuid = existing.content_id
             expected_value = existing.value
         elif content.id is not None:
             # A deleted content id serves one rename: a second Put with it is new content with an
@@ -161,38 +208,56 @@ def prepare_commit(
                     f"New value for key '{key}' must not have a content ID",
                 )
             content_id = content.id
+            content_uuid = uuid.UUID(content_id)
             expected_value = renamed.value
             prepared.created_keys.append(key)
         else:
-            content_id = state.content_ids.get(key) or claim_content_id(persist, new_content_id)
-            state.content_ids[key] = content_id
+            content_id = state.content_ids[key]
+            content_uuid = uuid.UUID(content_id)
             prepared.new_content_ids[key] = content_id
             prepared.created_keys.append(key)
         if content_id in put_ids:  # e.g. one content renamed to two keys
             raise ValueError(f"Duplicate content ID: {content_id} for key: {key}")
         put_ids.add(content_id)
-        value = content_value(content_id, payload, content.to_bytes())
+        value = state.value_for(i, content_id, content)
         if value.id not in state.stored:
             prepared.objects.append(value)
         if payload == NAMESPACE_PAYLOAD:
             prepared.added_namespaces.append(key)
-        prepared.adds.append(
-            cc.Add(to_store_key(key), payload, value.id, expected_value, uuid.UUID(content_id))
-        )
+        prepared.adds.append(cc.Add(store_keys[i], payload, value.id, expected_value, content_uuid))
 
     if not expected_is_head:
-        for op in operations:
+        for i, op in enumerate(operations):
             if isinstance(op, Unchanged):
-                existing = _live(expected_index, op.key)
+                existing = _live(expected_index, store_keys[i])
                 prepared.unchanged.append(
                     cc.Unchanged(
-                        to_store_key(op.key),
+                        store_keys[i],
                         existing.payload if existing is not None else 0,
                         existing.value if existing is not None else None,
                         existing.content_id if existing is not None else None,
                     )
                 )
     return prepared
+
+
+def _claim_new_content_ids(
+    persist: Persist,
+    puts: Sequence[Put],
+    live: Sequence[CommitOp | None],
+    state: CommitState,
+    new_id: Callable[[], uuid.UUID],
+) -> None:
+    """Claim, in one bulk write, a content id for every Put that creates new content (no live
+    value at its key, no content id given) and got none in an earlier attempt. A Put without
+    content id on a live key is an error, reported by the caller."""
+    wanted = [
+        op.key
+        for op, existing in zip(puts, live, strict=True)
+        if existing is None and op.content.id is None and op.key not in state.content_ids
+    ]
+    if wanted:
+        state.content_ids.update(zip(wanted, claim_content_ids(persist, len(wanted), new_id), strict=True))
 
 
 def decode_value(obj: ContentValueObj) -> Content:

@@ -81,10 +81,24 @@ class Content:
 
     def to_bytes(self) -> bytes:
         """The stored form: JSON of every field but the id (the id lives beside it)."""
-        fields = {
-            f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "id"
-        }
-        return json.dumps({"type": self.TYPE_NAME, **fields}, sort_keys=True, separators=(",", ":")).encode()
+        doc: dict[str, Any] = {"type": self.TYPE_NAME}
+        for name in _stored_field_names(type(self)):
+            value = getattr(self, name)
+            doc[name] = value if type(value) in _JSON_SCALARS else _jsonable(value)
+        return _ENCODER.encode(doc).encode()
+
+
+#: One encoder for every content value: ``json.dumps`` with options builds a new one per call.
+_ENCODER: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+_JSON_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _stored_field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.name != "id")
+    return names
 
 
 def _jsonable(value: Any) -> Any:

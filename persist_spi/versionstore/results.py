@@ -22,6 +22,9 @@ class CommitResult:
     #: How many attempts the store made (lost compare-and-swap races are retried). Always 1 over
     #: REST: a server's own retries are invisible to its clients. Not part of equality.
     attempts: int = field(default=1, compare=False)
+    #: How long each attempt took (ns), first attempt first; empty over REST. Benchmarks report
+    #: first attempts and retries apart from this. Not part of equality.
+    attempt_nanos: tuple[int, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

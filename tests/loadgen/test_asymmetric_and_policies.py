@@ -175,13 +175,15 @@ def test_metrics_name_version_store_and_persist_calls_like_nessie() -> None:
     vs = "lochkit_nessie_versionstore_request_seconds_count"
     assert f'{vs}{{class="VersionStore",exception="none",method="commit"}} 1.0' in text
     assert f'{vs}{{class="VersionStore",exception="none",method="getCommits"}} 1.0' in text
+    # In-process targets read through the object cache, as Nessie's server does; like Nessie's, the
+    # observed Persist is the caching one.
     persist = "lochkit_nessie_storage_persist"
     assert (
-        f'{persist}_seconds_count{{class="AdapterPersist",exception="none",method="updateReferencePointer"}}'
+        f'{persist}_seconds_count{{class="CachingPersist",exception="none",method="updateReferencePointer"}}'
         in text
     )
     assert (
-        f'{persist}_total{{class="AdapterPersist",exception="none",method="storeObjs",result="success"}}'
+        f'{persist}_total{{class="CachingPersist",exception="none",method="storeObjs",result="success"}}'
         in text
     )
     assert 'lochkit_cache_gets_total{cache="nessie-objects",result="hit"}' in text

@@ -17,6 +17,7 @@ from loadgen.runs import RunDirectory
 from loadgen.targets import Target
 from lochkit.cli import main
 from persist_spi.adapter_persist import AdapterPersist
+from persist_spi.cache import CachingPersist
 from persist_spi.versionstore.content import ContentKey, IcebergTable, Namespace
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Delete, Put
@@ -296,6 +297,8 @@ def _tables_without_namespaces(target: Target, ref: str) -> None:
     ]
     if isinstance(api, VersionStore):
         persist = api.persist
+        if isinstance(persist, CachingPersist):  # in-process targets read through the object cache
+            persist = persist.delegate
         assert isinstance(persist, AdapterPersist)
         relaxed = AdapterPersist(persist.adapter, persist.config.with_changes(namespace_validation=False))
         VersionStore(relaxed).commit(branch(ref), head, CommitMeta("no namespaces"), tables)

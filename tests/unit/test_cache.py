@@ -17,6 +17,7 @@ import pytest
 from backends.inmemory import InMemoryBackendFactory
 from conformance.samples import SimpleTestObj, VersionedTestObj, all_samples
 from conformance.suites.cache import CountingPersist, ManualClock, NegativeCachedTestObj
+from persist_spi import cache_weight
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.cache import (
     DEFAULT_CAPACITY_BYTES,
@@ -41,7 +42,17 @@ from persist_spi.errors import (
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId, random_obj_id
 from persist_spi.keys import key
-from persist_spi.objs import CommitObj, CommitType, IndexObj, IndexStripe, Obj, TagObj, index_obj, tag_obj
+from persist_spi.objs import (
+    CommitObj,
+    CommitType,
+    ContentValueObj,
+    IndexObj,
+    IndexStripe,
+    Obj,
+    TagObj,
+    index_obj,
+    tag_obj,
+)
 from persist_spi.objtypes import NOT_CACHED, register_obj_type
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
@@ -275,6 +286,28 @@ def test_only_deeply_immutable_values_may_be_shared() -> None:
     assert frozen_size(CommitHeaders({"a": ("b",)})) > 0
     for mutable in ([], {}, bytearray(b"x"), (1, [2]), {1}, object()):
         assert frozen_size(mutable) == MUTABLE
+
+
+@pytest.mark.parametrize(
+    "obj", [o for o in SAMPLES if type(o) in cache_weight._FAST_WEIGHERS], ids=lambda o: type(o).__name__
+)
+def test_commits_and_values_are_weighed_as_the_generic_walk_weighs_them(obj: Obj) -> None:
+    """Commits and content values, stored by every commit, skip the field-by-field walk."""
+    walked = dict(cache_weight._FAST_WEIGHERS)
+    try:
+        cache_weight._FAST_WEIGHERS.clear()
+        expected = frozen_size(obj)
+    finally:
+        cache_weight._FAST_WEIGHERS.update(walked)
+    assert frozen_size(obj) == expected
+
+
+def test_a_commit_with_a_mutable_field_is_still_caught() -> None:
+    tail = [EMPTY_OBJ_ID]
+    commit = CommitObj(id=random_obj_id(), seq=1, tail=tail)  # type: ignore[arg-type]
+    assert frozen_size(commit) == MUTABLE
+    value = ContentValueObj(id=random_obj_id(), content_id="c", payload=1, data=bytearray(b"x"))  # type: ignore[arg-type]
+    assert frozen_size(value) == MUTABLE
 
 
 def test_an_object_holding_a_list_is_copied_not_shared() -> None:

@@ -33,7 +33,7 @@ def test_every_scenario_is_measured_and_written(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     figures = json.loads(out.read_text())
     assert figures["backend"] == "rocksdb"
-    assert [r["scenario"] for r in figures["results"]] == [
+    scenarios = [
         "1-put commits",
         "10-put commits",
         "depth 100",
@@ -41,11 +41,34 @@ def test_every_scenario_is_measured_and_written(tmp_path: Path) -> None:
         "10 keys visible",
         "700 keys visible",
     ]
+    # Each scenario through the object cache (the default path) and without it.
+    assert [(r["scenario"], r["object_cache"]) for r in figures["results"]] == [
+        (s, cache) for s in scenarios for cache in (True, False)
+    ]
     for result in figures["results"]:
         assert result["commits"] == 7
         assert 0 < result["p50_ms"] <= result["p99_ms"]
         assert result["commits_per_s"] > 0
     assert "700 keys visible" in done.stdout
+    assert "no cache" in done.stdout
+    # Two writers on one branch: every commit lands, first attempts and retries timed apart.
+    writers = figures["contended"]
+    assert [w["puts_per_commit"] for w in writers] == [1, 10]
+    for w in writers:
+        assert w["commits"] + w["timeouts"] == 7
+        assert w["attempts_mean"] >= 1
+        assert w["first_attempt_p50_ms"] > 0
+        assert (w["retries"] > 0) == (w["retry_p50_ms"] > 0)
+
+
+def test_object_cache_switch_measures_one_way(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    done = bench(
+        "--backend", "inmemory", "--commits", "3", "--deep", "101", "--key-counts", "5",
+        "--object-cache", "off", "--json", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert {r["object_cache"] for r in json.loads(out.read_text())["results"]} == {False}
 
 
 def test_bad_arguments_are_refused_with_the_reason() -> None:
@@ -55,24 +78,26 @@ def test_bad_arguments_are_refused_with_the_reason() -> None:
     done = bench("--backend", "oracle")
     assert done.returncode == 2
     assert "No backend named 'oracle'" in done.stderr
+    done = bench("--backend", "inmemory,rocksdb")
+    assert done.returncode == 2
+    assert "several backends need --compare-nessie" in done.stderr
+    done = bench("--compare-nessie", "--seconds", "0")
+    assert done.returncode == 2
+    assert "'0' is not a positive number of seconds" in done.stderr
 
 
 def test_building_large_histories_and_key_sets_reports_progress() -> None:
     from backends.inmemory import InMemoryBackendFactory
-    from loadgen.commit_bench import Bench
+    from loadgen.commit_bench import Bench, new_repository_id
     from persist_spi import progress
-    from persist_spi.adapter_persist import AdapterPersist
-    from persist_spi.config import StoreConfig
-    from persist_spi.logic.repository_logic import RepositoryLogic
 
     lines: list[str] = []
     previous = progress.install(progress.Reporter(lines.append, min_seconds=0))
     try:
-        persist = AdapterPersist(InMemoryBackendFactory().create(), StoreConfig())
-        RepositoryLogic(persist).initialize("main")
-        bench = Bench(persist)
-        keys, ids = bench.fresh_branch("wide", 600)
-        bench.deepen("wide", keys, ids, 700)
+        bench = Bench(InMemoryBackendFactory().create(), new_repository_id())
+        bench.initialize()
+        tables = bench.fresh_branch("wide", 600)
+        bench.deepen(tables, 700)
     finally:
         progress.install(previous)
     assert [line.split(": done in")[0] for line in lines] == [

@@ -16,9 +16,10 @@ class _Refusing:
         self.calls = 0
         self.accept_after = accept_after
 
-    def store_obj(self, obj: Obj) -> bool:
+    def store_objs(self, objs: list[Obj]) -> list[bool]:
         self.calls += 1
-        return self.accept_after is not None and self.calls > self.accept_after
+        accepted = self.accept_after is not None and self.calls > self.accept_after
+        return [accepted] * len(objs)
 
 
 def test_a_backend_that_refuses_every_id_gets_a_clear_error() -> None:

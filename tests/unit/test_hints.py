@@ -35,21 +35,27 @@ def test_hints_given_while_a_command_runs_parse_with_that_commands_parser(comman
         suggestions = [hints.pass_url("cockroachdb", URL), hints.use_method("cockroachdb", "testcontainers")]
     for hint in suggestions:
         argv = _suggested_arguments(hint)
-        if argv[0] != "conformance":  # options of the running command itself
-            argv = [command, *_required_arguments(command), *argv]
-        args = parser.parse_args(argv)
+        if argv[0] == "conformance":  # a whole command
+            args = parser.parse_args(argv)
+        else:  # options of the running command itself, parsed by its own parser
+            args = commands[command].parse_args([*_required_arguments(command), *argv])
         if "--url" in argv:
             assert args.url == URL  # the quoting survives a shell
 
 
 def _required_arguments(command: str) -> list[str]:
-    return {"conformance": ["--backend", "cockroachdb"], "servers": ["list"]}.get(command, [])
+    return {
+        "conformance": ["--backend", "cockroachdb"],
+        "inventory": ["--backend", "cockroachdb"],
+        "servers": ["list"],
+    }.get(command, [])
 
 
 def test_the_lochkit_cli_chooses_the_syntax_from_the_commands_options() -> None:
     _, commands = build_parsers()
     assert command_syntax("conformance", commands["conformance"]).url_text("x", "u") == "--url u"
-    assert command_syntax("bench", commands["bench"]).provision_option is None
+    assert command_syntax("bench", commands["bench"]).provision_option == "--provision"
+    assert command_syntax("report", commands["report"]).provision_option is None
     assert command_syntax("servers", commands["servers"]).url_option is None
 
 

@@ -50,10 +50,13 @@ def _check_then_act(store: dict[str, int], key: str, value: int) -> bool:
 
 def test_turns_inside_the_given_code_expose_a_check_then_act_window() -> None:
     """Two statements apart is enough: with turns taken at every line, several workers pass the
-    check before any of them acts."""
+    check before any of them acts. (A yield lets the others run but cannot force the scheduler
+    to, so a single round may still go in order, as one did in a busy CI run: the race must be
+    won in most rounds, which is what catching a broken adapter on every run needs.)"""
     stores: list[dict[str, int]] = [{} for _ in range(10)]
     results = race_in_lockstep(4, 10, lambda r, w: _check_then_act(stores[r], "k", w), turns_in=[__file__])
-    assert all(sum(outcomes) > 1 for outcomes in results)
+    exposed = sum(sum(outcomes) > 1 for outcomes in results)
+    assert exposed >= 5, f"only {exposed} of 10 rounds had two workers past the check"
 
 
 def test_turns_end_with_the_block() -> None:

@@ -77,13 +77,17 @@ def _options_of(parser: argparse.ArgumentParser) -> set[str]:
 
 
 def _scenario_options() -> set[str]:
-    """``lochkit scenario`` hands its arguments to locust; lochkit's own are the locustfile's."""
-    from lochkit.locustfile import add_arguments
-
-    parser = argparse.ArgumentParser(add_help=False)
-    add_arguments(parser)
-    # --web is read by the command itself; --sim-* stands for the scenario's own options.
-    return _options_of(parser) | {"--web", "--sim-"}
+    """``lochkit scenario`` hands its arguments to locust; lochkit's own are those its --help lists
+    (asked in a subprocess: importing locust would monkey-patch this test process for gevent)."""
+    script = "from lochkit.cli import main; main(['scenario', 'commit-to-branch', '--help'])"
+    shown = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    # --web is read by the command itself; --sim-* stands for every scenario's own options.
+    return set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", shown)) | {"--web", "--sim-"}
 
 
 @pytest.mark.parametrize(("command", "usage"), _command_rows())

@@ -159,9 +159,11 @@ def with_retries(
     before_attempt: Callable[[int], None] | None = None,
 ) -> T:
     """The bounded retry loop, with a lost race's timeout raised as ReferenceRetryFailureError.
-    The number of attempts is recorded on the result (CommitResult) or on the error, so load tools
-    count retries without a hook. ``before_attempt(retries)`` runs before every attempt."""
+    The number of attempts is recorded on the result (CommitResult) or on the error, and each
+    attempt's duration on the result, so load tools count retries and time first attempts and
+    retries apart without a hook. ``before_attempt(retries)`` runs before every attempt."""
     retries = 0
+    durations: list[int] = []
 
     def count(n: int, _: BaseException) -> None:
         nonlocal retries
@@ -175,14 +177,14 @@ def with_retries(
             return attempt(state)
 
     try:
-        result = commit_retry(config, body, clock, on_retry=count)
+        result = commit_retry(config, body, clock, on_retry=count, on_attempt=durations.append)
     except RetryTimeout as e:
         raise retry_failure(e) from e
     except ReferenceConflictError as e:
         e.attempts = retries + 1
         raise
-    if retries and isinstance(result, CommitResult):
-        return dataclasses.replace(result, attempts=retries + 1)
+    if isinstance(result, CommitResult):
+        return dataclasses.replace(result, attempts=retries + 1, attempt_nanos=tuple(durations))
     return result
 
 

@@ -1,0 +1,90 @@
+"""Nessie's side of the side-by-side benchmarks: the addresses it gets, and (with
+LOCHKIT_NESSIE_BENCH_TESTS=1) the Java program built against Nessie's published jars, run in both
+modes on its in-memory backend. Benchmarks are not part of CI, so neither is building the program
+(a first build downloads about 150 MB). Figures are printed by the benchmark, never judged here."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from loadgen.nessie_jvm import (
+    NessieServe,
+    NessieSideError,
+    build,
+    jdbc_url,
+    mongo_url,
+    nessie_address,
+    run_writers,
+)
+
+
+def test_a_postgres_url_becomes_a_jdbc_url_without_lochkits_options() -> None:
+    url = "postgresql://lochkit:p%40ss@127.0.0.1:5432/lochkit?table_prefix=x_&sslmode=disable&pool_max=3"
+    assert (
+        jdbc_url(url)
+        == "jdbc:postgresql://127.0.0.1:5432/lochkit?user=lochkit&password=p%40ss&sslmode=disable"
+    )
+
+
+def test_a_mongodb_url_loses_only_lochkits_options() -> None:
+    url = "mongodb://u:p@h:27017/db?replicaSet=rs0&collection_prefix=c_&directConnection=true"
+    assert mongo_url(url) == "mongodb://u:p@h:27017/db?replicaSet=rs0&directConnection=true"
+    assert mongo_url("mongodb://h:1/db?database=x") == "mongodb://h:1/db"
+
+
+def test_each_backend_gets_the_address_nessie_can_use(tmp_path: Path) -> None:
+    assert nessie_address("inmemory", None, tmp_path).url is None
+    rocks = nessie_address("rocksdb", None, tmp_path)
+    assert rocks.url is not None
+    assert Path(rocks.url).is_dir()
+    assert Path(rocks.url).parent == tmp_path  # its own directory: RocksDB allows one process
+    with pytest.raises(NessieSideError, match="publishes no Cassandra storage module"):
+        nessie_address("cassandra", "cassandra://h:9042/ks", tmp_path)
+    with pytest.raises(NessieSideError, match="needs the database's URL"):
+        nessie_address("postgres", None, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def classpath() -> str:
+    if os.environ.get("LOCHKIT_NESSIE_BENCH_TESTS") != "1":
+        pytest.skip(
+            "the benchmark's Java side is built and run when LOCHKIT_NESSIE_BENCH_TESTS=1 (Maven, Java 17+; "
+            "the first build downloads Nessie's jars)"
+        )
+    return build()
+
+
+def test_serve_measures_rounds_on_nessies_own_version_store(classpath: str, tmp_path: Path) -> None:
+    nessie = NessieServe(classpath, nessie_address("inmemory", None, tmp_path), repository="test")
+    try:
+        info = nessie.ask("info")
+        assert info["nessie"] == "0.108.1"
+        assert "nessie-versioned-storage-inmemory" in info["storage"]
+        assert nessie.ask("setup b 20")["ok"] is True
+        for cache in ("on", "off"):
+            figures = nessie.ask(f"measure b 10 0.3 {cache}")
+            assert figures["commits"] > 0
+            assert 0 < figures["p50_ms"] <= figures["p99_ms"]
+        with pytest.raises(NessieSideError, match="was not set up"):
+            nessie.ask("measure other 1 0.1 on")
+        assert nessie.ask("info")["nessie"] == "0.108.1"  # a failed command leaves it running
+    finally:
+        nessie.close()
+
+
+def test_writers_report_each_writer_of_one_branch(classpath: str, tmp_path: Path) -> None:
+    result = run_writers(
+        classpath, nessie_address("inmemory", None, tmp_path), branch="asym", puts=[1, 10], seconds=1.0
+    )
+    assert result["shape"] == "new-tables"
+    writers = result["writers"]
+    assert [(w["writer"], w["puts_per_commit"]) for w in writers] == [("w0-1put", 1), ("w1-10put", 10)]
+    assert sum(w["share"] for w in writers) == pytest.approx(1.0, abs=0.001)
+    for w in writers:
+        assert w["commits"] > 0
+        assert w["errors"] == 0
+        assert w["attempts_mean"] >= 1
+        assert w["first_attempt_p50_ms"] > 0
