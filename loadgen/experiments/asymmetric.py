@@ -20,7 +20,7 @@ import queue
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -353,6 +353,14 @@ def run(
 
 def render(result: ExperimentResult, heading: str, out: Callable[[str], None]) -> None:
     """The per-writer table, as the README shows it."""
+    render_rows([*result.rows(), result.total_row()], heading, out)
+    errors = [w for w in result.writers if w.last_error]
+    for w in errors:
+        out(f"{w.writer}: {w.errors} errors, last: {w.last_error}")
+
+
+def render_rows(rows: Sequence[Mapping[str, Any]], heading: str, out: Callable[[str], None]) -> None:
+    """Rows of :func:`writer_row`'s fields (lochkit's, or Nessie's side's) as a table."""
     columns = (
         ("writer", "writer", "<"),
         ("puts", "puts_per_commit", ">"),
@@ -367,7 +375,6 @@ def render(result: ExperimentResult, heading: str, out: Callable[[str], None]) -
         ("p99 ms", "p99_ms", ">"),
         ("max ms", "max_ms", ">"),
     )
-    rows = [*result.rows(), result.total_row()]
     cells = [[_cell(row.get(field, ""), field) for _, field, _ in columns] for row in rows]
     widths = [max(len(title), *(len(c[i]) for c in cells)) for i, (title, _, _) in enumerate(columns)]
     out(heading)
@@ -378,9 +385,6 @@ def render(result: ExperimentResult, heading: str, out: Callable[[str], None]) -
                 f"{c:{align}{w}}" for c, (_, _, align), w in zip(row_cells, columns, widths, strict=True)
             )
         )
-    errors = [w for w in result.writers if w.last_error]
-    for w in errors:
-        out(f"{w.writer}: {w.errors} errors, last: {w.last_error}")
 
 
 def _cell(value: Any, field: str) -> str:

@@ -73,6 +73,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run directory for run.json and events.parquet (default: a new one under .lochkit/runs/)",
     )
     p.add_argument(
+        "--compare-nessie",
+        action="store_true",
+        help="after each run, the same writers through Nessie's own version store (its published "
+        "jars; a Java program built with Maven, Java 17+) on the same database, printed beside "
+        "lochkit's table (inmemory, rocksdb, postgres, mongodb)",
+    )
+    p.add_argument(
         "--metrics-port",
         type=int,
         metavar="PORT",
@@ -115,6 +122,7 @@ def parse_writers(text: str) -> tuple[int, ...]:
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from conformance.provisioning import ProvisioningFailed
     from loadgen.experiments.asymmetric import ExperimentError
+    from loadgen.nessie_jvm import NessieSideError
     from lochkit.targets import TargetError
     from nessie_client import NessieUnreachable
     from persist_spi.errors import LochkitError
@@ -125,7 +133,15 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     except (ValueError, UnknownBackend) as e:
         print(f"lochkit experiment {args.experiment}: {e}", file=sys.stderr)
         return USAGE_ERROR
-    except (ExperimentError, LochkitError, NessieUnreachable, TargetError, ProvisioningFailed, OSError) as e:
+    except (
+        ExperimentError,
+        LochkitError,
+        NessieUnreachable,
+        NessieSideError,
+        TargetError,
+        ProvisioningFailed,
+        OSError,
+    ) as e:
         print(f"lochkit experiment {args.experiment}: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -147,6 +163,10 @@ def _asymmetric(args: argparse.Namespace) -> int:
         processes=args.processes,
     )
     options.validate()
+    if args.compare_nessie:
+        from loadgen.experiments.nessie_side import check_target
+
+        check_target("nessie" if args.nessie_uri or args.backend == "nessie" else "lochkit", args.backend)
     if args.repeat < 1:
         raise ValueError("--repeat must be at least 1")
     metrics = (
@@ -175,17 +195,29 @@ def _asymmetric(args: argparse.Namespace) -> int:
                         + (f" (run {repetition + 1} of {args.repeat})" if args.repeat > 1 else "")
                     )
                     exp.render(result, heading, print)
-                    for row in result.rows():
-                        rows.append(
+                    common = {
+                        "backend": target.backend,
+                        "mode": mode,
+                        "run": repetition + 1,
+                        "duration_s": options.duration_s,
+                    }
+                    rows += [
+                        {**common, "policy": options.policy, "implementation": "lochkit", **row}
+                        for row in result.rows()
+                    ]
+                    if args.compare_nessie:
+                        nessie_rows = _nessie_side(target, options, result.branch, Path(scratch))
+                        rows += [
                             {
-                                "backend": target.backend,
-                                "policy": options.policy,
-                                "mode": mode,
-                                "run": repetition + 1,
-                                "duration_s": options.duration_s,
+                                **common,
+                                "mode": "threads",
+                                "policy": "nessie",
+                                "implementation": "nessie",
                                 **row,
                             }
-                        )
+                            for row in nessie_rows
+                            if row["writer"] != "all"
+                        ]
             run_dir.finish("ok", _totals(results, time.perf_counter() - started))
         print(f"Run:  {path}", file=sys.stderr)
     if metrics is not None:
@@ -193,6 +225,22 @@ def _asymmetric(args: argparse.Namespace) -> int:
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
     return 0
+
+
+def _nessie_side(target: Any, options: Any, branch: str, scratch: Path) -> list[dict[str, Any]]:
+    from loadgen.experiments.asymmetric import render_rows
+    from loadgen.experiments.nessie_side import WARMUP_SECONDS, run_nessie_writers
+
+    print(
+        f"\nNessie's side: warming its JVM up for {WARMUP_SECONDS:g} s, then the same writers ...", flush=True
+    )
+    rows = run_nessie_writers(target, options.puts, options.duration_s, f"{branch}-nessie", scratch)
+    heading = (
+        f"asymmetric, Nessie's own version store (its jars, default retries, object cache) on "
+        f"{target.backend}: {len(options.puts)} writers as threads of one JVM, {options.duration_s:g} s"
+    )
+    render_rows(rows, heading, print)
+    return rows
 
 
 def _totals(results: list[Any], elapsed_s: float) -> dict[str, Any]:

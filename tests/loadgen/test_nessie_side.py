@@ -1,7 +1,7 @@
 """Nessie's side of the side-by-side benchmarks: the addresses it gets, and (with
 LOCHKIT_NESSIE_BENCH_TESTS=1) the Java program built against Nessie's published jars, run in both
-modes on its in-memory backend. Benchmarks are not part of CI, so neither is building the program
-(a first build downloads about 150 MB). Figures are printed by the benchmark, never judged here."""
+modes on its in-memory backend, and through the asymmetric experiment (CI sets it; the first build
+downloads about 150 MB). Figures are printed by the benchmark, never judged here."""
 
 from __future__ import annotations
 
@@ -88,3 +88,35 @@ def test_writers_report_each_writer_of_one_branch(classpath: str, tmp_path: Path
         assert w["errors"] == 0
         assert w["attempts_mean"] >= 1
         assert w["first_attempt_p50_ms"] > 0
+
+
+def test_the_experiment_refuses_targets_nessie_has_no_side_for() -> None:
+    from loadgen.experiments.nessie_side import NessieSideUnavailable, check_target
+
+    with pytest.raises(NessieSideUnavailable, match="no storage module lochkit can run for cassandra"):
+        check_target("lochkit", "cassandra")
+    with pytest.raises(NessieSideUnavailable, match="is already Nessie"):
+        check_target("nessie", None)
+    check_target("lochkit", "rocksdb")
+
+
+def test_the_experiment_prints_nessies_side_and_keeps_its_rows(classpath: str, tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "asym.json"
+    script = "import sys; from lochkit.cli import main; sys.exit(main())"
+    command = ["experiment", "asymmetric", "--backend", "inmemory", "--duration", "1s", "--compare-nessie"]
+    done = subprocess.run(
+        [sys.executable, "-c", script, *command, "--out", str(tmp_path / "run"), "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Nessie's own version store" in done.stdout
+    rows = json.loads(out.read_text())
+    by_side = {(r["implementation"], r["puts_per_commit"]) for r in rows}
+    assert by_side == {("lochkit", 1), ("lochkit", 10), ("nessie", 1), ("nessie", 10)}
+    assert all(r["commits"] > 0 for r in rows if r["implementation"] == "nessie")
