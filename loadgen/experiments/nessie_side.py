@@ -38,7 +38,9 @@ def run_nessie_writers(
     target: Target, puts: tuple[int, ...], seconds: float, branch: str, scratch: Path
 ) -> list[dict[str, Any]]:
     """Nessie's per-writer rows (the fields of lochkit's rows) and an ``all`` row."""
-    address = nessie_address(target.backend, target.url, scratch)
+    # target.url is for display (its password redacted); the connection carries the usable one.
+    url = target.connection.url if target.connection is not None else target.url
+    address = nessie_address(target.backend, url, scratch)
     result = run_writers(
         build(), address, branch=branch, puts=puts, seconds=seconds, warmup_seconds=WARMUP_SECONDS
     )
