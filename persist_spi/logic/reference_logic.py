@@ -165,11 +165,15 @@ class ReferenceLogic:
             existing = result.existing
             assert existing is not None
             if result.outcome is CreateOutcome.REF_ROW_MISSING:
-                # Someone's create stopped half-way: finish it, then report the name as taken.
+                # A create stopped half-way: finish it. It is this very create when its
+                # registration equals ours (the int/refs commit landed though its answer was lost:
+                # created-at times are unique), so the name is ours; otherwise it is taken.
                 try:
                     existing = self.persist.add_reference(existing)
                 except RefAlreadyExists as e:
                     existing = e.reference or existing
+                if existing == created:
+                    return existing
                 raise RefAlreadyExists(existing)
             if existing == created:
                 return existing

@@ -31,6 +31,7 @@ from persist_spi.logic.commit_logic import (
 )
 from persist_spi.logic.conflicts import CommitConflict, CommitConflictError
 from persist_spi.logic.create_commit import CreateCommit
+from persist_spi.logic.outcomes import commit_in_history
 from persist_spi.logic.reference_logic import ReferenceLogic
 from persist_spi.logic.repository_logic import RepositoryLogic
 from persist_spi.logic.retry import RetryNeeded, commit_retry
@@ -261,9 +262,10 @@ class VersionStore:
         except RefConditionFailed:
             raise RetryNeeded() from None
         except UnknownOperationResult:
-            # The write may have happened: if the branch now points at our commit, it did.
+            # The write may have happened. If it did, our commit is in the branch's history, at
+            # its head or (when others committed on top since) below it.
             now = self.persist.fetch_reference_for_update(ref.name)
-            if now is None or now.pointer != new_head:
+            if now is None or not commit_in_history(self.commits, now.pointer, new_head):
                 raise RetryNeeded() from None
 
     def _with_retries(self, attempt: Callable[[object], T]) -> T:
