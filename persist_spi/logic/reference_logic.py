@@ -240,7 +240,8 @@ class ReferenceLogic:
         if not already_deleted:
             self.persist.mark_reference_as_deleted(ref)
         self.commit_delete_reference(ref, None)
-        with contextlib.suppress(RefNotFound):  # a concurrent reader's recovery purged it already
+        # A concurrent reader's recovery may have purged it already (and the name been reused).
+        with contextlib.suppress(RefNotFound, RefConditionFailed):
             self.persist.purge_reference(ref.with_deleted(True))
         if already_deleted:
             # An earlier delete got this far before failing; it counts as the delete that succeeded.
@@ -341,24 +342,30 @@ class ReferenceLogic:
                 return self.persist.add_reference(row)
             except RefAlreadyExists as e:
                 return e.reference
-        if element is None:
-            raise RuntimeError(f"Reference {name} is marked deleted but is not registered in {REF_REFS}")
-        if element.op.exists:
-            # A delete stopped after marking the row (or is still running): finish it. Either
-            # way a row marked deleted is gone for readers. (Nessie hands the marked row back when
-            # int/refs moved meanwhile; a listing would then show a reference being deleted.)
-            if self._int_refs_moved(refs_index):
+        if element is None or not element.op.exists or element.op.value is None:
+            # The removal is committed; only the purge is missing. Without a reference index,
+            # int/refs drops a removal's tombstone at its next commit, so a name no longer
+            # registered at all means the same, unless this view of int/refs is stale.
+            if element is None and self._int_refs_moved(refs_index):
                 return None
-            try:
-                self.commit_delete_reference(ref, refs_index.pointer)
-                self.persist.purge_reference(ref)
-            except (RefNotFound, RefConditionFailed, _RefRefsAdvanced):
-                pass  # someone else moved things on; a later read finishes what remains
+            self._purge_leftover(ref)
             return None
-        # The removal is committed; only the purge is missing.
-        with contextlib.suppress(RefNotFound, RefConditionFailed):
+        if self._int_refs_moved(refs_index):
+            return None
+        # A delete stopped after marking the row (or is still running): finish it. Either way a
+        # row marked deleted is gone for readers. (Nessie hands the marked row back when int/refs
+        # moved meanwhile; a listing would then show a reference being deleted.)
+        try:
+            self.commit_delete_reference(ref, refs_index.pointer)
             self.persist.purge_reference(ref)
+        except (RefNotFound, RefConditionFailed, _RefRefsAdvanced):
+            pass  # someone else moved things on; a later read finishes what remains
         return None
+
+    def _purge_leftover(self, ref: Reference) -> None:
+        """Purge a row marked deleted; someone else doing it first is fine."""
+        with contextlib.suppress(RefNotFound, RefConditionFailed):
+            self.persist.purge_reference(ref.with_deleted(True))
 
     def _int_refs_moved(self, refs_index: RefsIndex) -> bool:
         current = self.persist.fetch_reference_for_update(REF_REFS)
