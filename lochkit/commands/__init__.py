@@ -16,4 +16,5 @@ COMMANDS: Final[tuple[str, ...]] = (
     "conformance",
     "bench",
     "servers",
+    "check",
 )

@@ -1,0 +1,71 @@
+"""``lochkit check`` from the command line, on an embedded RocksDB repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from backends.rocksdb import RocksDBBackendFactory
+from lochkit.cli import main
+from persist_spi.adapter_persist import AdapterPersist
+from persist_spi.config import StoreConfig
+from persist_spi.ids import EMPTY_OBJ_ID
+from persist_spi.logic.reference_logic import ReferenceLogic
+from persist_spi.versionstore.store import VersionStore
+
+
+def _repository(path: Path, *, half_done: bool) -> str:
+    adapter = RocksDBBackendFactory().create(f"rocksdb://{path}")
+    try:
+        persist = AdapterPersist(adapter, StoreConfig(repository_id="cli"))
+        VersionStore(persist).repository.initialize("main")
+        if half_done:
+            ReferenceLogic(persist).commit_create_reference("refs/heads/half", EMPTY_OBJ_ID, None, 1)
+    finally:
+        adapter.close()
+    return f"rocksdb://{path}"
+
+
+def test_consistent_repository_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = _repository(tmp_path / "db", half_done=False)
+    assert main(["check", "--backend", "rocksdb", "--url", url, "--repository", "cli"]) == 0
+    assert "consistent" in capsys.readouterr().out
+
+
+def test_half_done_change_exits_three_then_repair_exits_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = _repository(tmp_path / "db", half_done=True)
+    args = ["check", "--backend", "rocksdb", "--url", url, "--repository", "cli"]
+    assert main(args) == 3
+    assert "run again with --repair" in capsys.readouterr().out
+    assert main([*args, "--repair"]) == 0
+    assert main(args) == 0
+
+
+def test_unknown_repository_exits_four(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = _repository(tmp_path / "db", half_done=False)
+    assert main(["check", "--backend", "rocksdb", "--url", url, "--repository", "other"]) == 4
+    assert "--repository" in capsys.readouterr().out
+
+
+def test_usage_errors_exit_two(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--backend", "no-such-backend"]) == 2
+    assert "No backend named 'no-such-backend'" in capsys.readouterr().err
+    assert main(["check", "--backend", "rocksdb", "--max-commits", "0"]) == 2
+
+
+def test_parquet_directory_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("pyarrow")
+    url = _repository(tmp_path / "db", half_done=True)
+    out = tmp_path / "parquet"
+    assert (
+        main(["check", "--backend", "rocksdb", "--url", url, "--repository", "cli", "--parquet", str(out)])
+        == 3
+    )
+    assert sorted(p.name for p in out.iterdir()) == [
+        "check_findings.parquet",
+        "check_references.parquet",
+        "check_runs.parquet",
+    ]
