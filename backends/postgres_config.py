@@ -26,6 +26,8 @@ OPTIONS: Final[dict[str, str]] = {
     "pool_min": "connections kept open (default 1)",
     "pool_max": "most connections open at once (default 10)",
     "pool_timeout": "seconds to wait for a free connection (default 30)",
+    "request_timeout": "seconds a statement may wait for the server's answer before its connection is "
+    "closed (default 30; bounds a stalled or half-open connection)",
     "dialect": "auto (ask the server, default), postgresql or cockroachdb",
     "max_retries": "retries of a transaction the server aborted for a conflict (default 8)",
 }
@@ -50,6 +52,7 @@ class PgSettings:
     pool_min: int = 1
     pool_max: int = 10
     pool_timeout: float = 30.0
+    request_timeout: float = 30.0
     dialect: str = "auto"
     max_retries: int = 8
     secrets: tuple[str, ...] = field(default=(), repr=False)
@@ -228,6 +231,7 @@ def _with_options(
         pool_min=number("pool_min", min(1, pool_max), 0, pool_max),
         pool_max=pool_max,
         pool_timeout=number("pool_timeout", 30.0, 0.1, 3600, float),
+        request_timeout=number("request_timeout", 30.0, 0.1, 86400, float),
         dialect=chosen,
         max_retries=number("max_retries", 8, 0, 100),
         secrets=secrets,

@@ -17,7 +17,7 @@ from persist_spi.versionstore.store import VersionStore
 from reliability.crashpoints import CrashingPersist, CrashPoint
 from reliability.journal import Journal, read_journal
 from reliability.ledger import CommitLedger, message_for
-from reliability.writer import key_for, ledger_path
+from reliability.writer import key_for, ledger_path, quiet_driver_logs
 
 OPERATIONS = ("commit", "create", "delete")
 
@@ -47,6 +47,7 @@ def reached_steps(run_dir: Path, token: str) -> list[str]:
 
 
 def crash_op_main(spec: CrashOpSpec) -> None:
+    quiet_driver_logs()
     run_dir = Path(spec.run_dir)
     steps = Journal(steps_path(run_dir, spec.token))
     adapter = backend_factory(spec.backend).create(spec.url, spec.options)

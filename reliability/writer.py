@@ -8,6 +8,7 @@ never on a command line or in a file: the run directory holds no password.
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -245,6 +246,13 @@ def _open_with_retries(spec: WriterSpec) -> BackendAdapter:
             time.sleep(0.5)
 
 
+def quiet_driver_logs() -> None:
+    """Drivers log every reconnection attempt as a warning; during a fault run that is thousands
+    of lines. What matters reaches the journals."""
+    logging.getLogger().setLevel(logging.ERROR)
+
+
 def writer_process_main(spec: WriterSpec) -> None:
     """``multiprocessing`` target: the exit code tells the supervisor about escaped bugs."""
+    quiet_driver_logs()
     raise SystemExit(run_writers(spec))

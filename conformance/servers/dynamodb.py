@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner
 from conformance.servers import versions
-from conformance.servers.process import LocalServer, cache_dir, free_port, maven_fetch
+from conformance.servers.process import LocalServer, RestartableServer, cache_dir, free_port, maven_fetch
 
 #: ``group:artifact:version`` of DynamoDB Local.
 COORDINATES: Final = versions.LOCAL["dynamodb"]
@@ -38,6 +38,16 @@ class DynamoDBProvisioner(ServerProvisioner):
         return f"DynamoDB Local {VERSION} in {lib}"
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
+        return self._local(workdir, SERVER_OPTIONS)
+
+    def restartable_process(self, backend: str, workdir: Path) -> Provisioned:
+        """Tables in a SQLite file under ``workdir`` instead of memory, so a restarted server has
+        them back (each write is committed to SQLite before DynamoDB Local answers)."""
+        data = workdir / "dynamodb-data"
+        data.mkdir(parents=True, exist_ok=True)
+        return self._local(workdir, ("-dbPath", str(data), *SERVER_OPTIONS[1:]))
+
+    def _local(self, workdir: Path, options: tuple[str, ...]) -> Provisioned:
         java = shutil.which("java")
         if java is None:
             raise ProvisioningFailed(
@@ -60,7 +70,7 @@ class DynamoDBProvisioner(ServerProvisioner):
                 "-cp",
                 f"{lib}/*",
                 MAIN_CLASS,
-                *SERVER_OPTIONS,
+                *options,
                 "-port",
                 str(port),
             ],
@@ -70,7 +80,14 @@ class DynamoDBProvisioner(ServerProvisioner):
         url = f"dynamodb://127.0.0.1:{port}?region={REGION}"
         server.wait_until(lambda: _answers(url), _READY_TIMEOUT, "answering ListTables")
         return Provisioned(
-            "dynamodb", url, "local-process", server=f"DynamoDB Local {VERSION}", stop=server.stop
+            "dynamodb",
+            url,
+            "local-process",
+            server=f"DynamoDB Local {VERSION}",
+            stop=server.stop,
+            control=RestartableServer(
+                server, lambda: _answers(url), "answering ListTables again", _READY_TIMEOUT
+            ),
         )
 
     def testcontainers(self, backend: str, workdir: Path) -> Provisioned:

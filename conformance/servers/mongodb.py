@@ -3,28 +3,22 @@
 No ``mongod`` can be installed from the registries this project reaches, but FerretDB 1.x (which
 speaks MongoDB's wire protocol and stores documents in SQLite) can be built from the Go module proxy.
 
-``go install module/cmd/ferretdb@version`` does not work for it: the go command asks the proxy for
-the module's version list to check for deprecation (refused by restricted proxies), and a binary
-built that way panics at start because ``build/version/version.txt`` is generated, not shipped. So
-the build downloads the module with ``go mod download``, copies it, writes ``version.txt`` and runs
-``go build``. The binary is cached per version; the Go module and build caches make rebuilds cheap.
+It is built by :mod:`conformance.servers.gobuild`, which writes the generated
+``build/version/version.txt`` a FerretDB binary needs at start (a plain ``go install`` build
+panics without it).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import stat
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner
-from conformance.servers.process import LocalServer, cache_dir, free_port, run_checked
+from conformance.servers.gobuild import build_go_binary
+from conformance.servers.process import LocalServer, RestartableServer, cache_dir, free_port
 from conformance.servers.versions import IMAGES, LOCAL
 
 _PACKAGE: Final = LOCAL["mongodb"]  # github.com/FerretDB/FerretDB/cmd/ferretdb@vX.Y.Z
@@ -55,51 +49,25 @@ def install_ferretdb() -> Path:
     binary = ferretdb_binary()
     if _reports_version(binary):
         return binary
-    go = shutil.which("go")
-    if go is None:
-        raise ProvisioningFailed(
-            "mongodb: building FerretDB needs the Go toolchain (1.24 or newer): install it "
-            "(e.g. apt-get install golang-go, or https://go.dev/dl) or pass --backend-url mongodb=URL"
-        )
-    source = _download_module(go)
-    with tempfile.TemporaryDirectory(prefix="ferretdb-src-", dir=binary.parent.parent) as tmp:
-        tree = Path(tmp) / "src"
-        shutil.copytree(source, tree)
-        _make_writable(tree)
+
+    def write_version_files(tree: Path) -> None:
         (tree / "build" / "version" / "version.txt").write_text(FERRETDB_VERSION + "\n")
         (tree / "build" / "version" / "package.txt").write_text("lochkit\n")
-        binary.parent.mkdir(parents=True, exist_ok=True)
-        partial = binary.with_name(f"ferretdb.{os.getpid()}.partial")
-        run_checked(
-            [go, "build", "-trimpath", "-buildvcs=false", "-o", str(partial), "./cmd/ferretdb"],
-            f"mongodb: building FerretDB {FERRETDB_VERSION} with go build",
-            cwd=tree,
-            timeout=1800,
-        )
-        partial.replace(binary)  # atomic: a concurrent run sees no binary or a whole one
+
+    build_go_binary(
+        backend="mongodb",
+        what="FerretDB",
+        module=_MODULE,
+        version=FERRETDB_VERSION,
+        package="./cmd/ferretdb",
+        binary=binary,
+        prepare=write_version_files,
+    )
     if not _reports_version(binary):
         raise ProvisioningFailed(
             f"mongodb: the FerretDB built at {binary} does not start; delete it and retry"
         )
     return binary
-
-
-def _download_module(go: str) -> Path:
-    out = run_checked(
-        [go, "mod", "download", "-json", f"{_MODULE}@{FERRETDB_VERSION}"],
-        f"mongodb: downloading {_MODULE}@{FERRETDB_VERSION} from the Go module proxy",
-        timeout=600,
-    )
-    try:
-        return Path(json.loads(out)["Dir"])
-    except (ValueError, KeyError) as e:
-        raise ProvisioningFailed(f"mongodb: unexpected output of go mod download: {out[:500]}") from e
-
-
-def _make_writable(tree: Path) -> None:
-    # The module cache is read-only; the copy must not be, or it cannot be changed nor removed.
-    for path in [tree, *tree.rglob("*")]:
-        path.chmod(path.stat().st_mode | stat.S_IWUSR)
 
 
 def _reports_version(binary: Path) -> bool:
@@ -164,6 +132,16 @@ def _answers_url(url: str) -> bool:
         client.close()
 
 
+def _provisioned(backend: str, ferret: FerretDB) -> Provisioned:
+    return Provisioned(
+        backend,
+        ferret.url,
+        "local-process",
+        server=f"FerretDB {FERRETDB_VERSION.lstrip('v')} (sqlite handler)",
+        stop=ferret.stop,
+    )
+
+
 class MongoProvisioner(ServerProvisioner):
     backends = ("mongodb",)
 
@@ -173,14 +151,17 @@ class MongoProvisioner(ServerProvisioner):
         return f"FerretDB {FERRETDB_VERSION} at {binary} (ready in {time.monotonic() - started:.1f} s)"
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
+        return _provisioned(backend, start_ferretdb(workdir))
+
+    def restartable_process(self, backend: str, workdir: Path) -> Provisioned:
+        """SQLite in WAL mode writes each commit to the WAL before FerretDB answers, so a killed
+        FerretDB loses nothing it acknowledged (synchronous=normal only skips the fsync)."""
         ferret = start_ferretdb(workdir)
-        return Provisioned(
-            backend,
-            ferret.url,
-            "local-process",
-            server=f"FerretDB {FERRETDB_VERSION.lstrip('v')} (sqlite handler)",
-            stop=ferret.stop,
+        provisioned = _provisioned(backend, ferret)
+        provisioned.control = RestartableServer(
+            ferret.server, lambda: _answers(ferret.port), "answering ping again", _START_TIMEOUT
         )
+        return provisioned
 
     def testcontainers(self, backend: str, workdir: Path) -> Provisioned:
         """Real mongod (official image). Standalone is enough: lochkit uses neither transactions

@@ -21,4 +21,6 @@ LOCAL: Final[dict[str, str]] = {
     "cassandra": "org.apache.cassandra:cassandra-all:5.0.9",
     "dynamodb": "com.amazonaws:DynamoDBLocal:2.6.1",
     "mongodb": "github.com/FerretDB/FerretDB/cmd/ferretdb@v1.24.2",
+    # Not a database: the fault-injecting TCP proxy of the reliability campaign.
+    "toxiproxy": "github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0",
 }
