@@ -69,6 +69,10 @@ class CorruptObject(LochkitError):
         super().__init__(f"Object {obj_id} cannot be decoded: {reason}")
 
 
+class CorruptReferenceHistory(LochkitError, ValueError):
+    """The history (former heads) stored with a reference row could not be decoded."""
+
+
 # --- msgpack helpers -----------------------------------------------------------------------------
 
 
@@ -362,4 +366,12 @@ def encode_previous_pointers(entries: Sequence[PreviousPointer]) -> bytes:
 def decode_previous_pointers(data: bytes | None) -> tuple[PreviousPointer, ...]:
     if not data:
         return ()
-    return tuple(PreviousPointer(ObjId(p), ts) for p, ts in _unpack(data))
+    try:
+        entries = [(ObjId(p), ts) for p, ts in _unpack(data)]
+    except (ValueError, TypeError, msgpack.UnpackException) as e:
+        raise CorruptReferenceHistory(
+            f"A reference's history cannot be decoded: {type(e).__name__}: {e}"
+        ) from e
+    if not all(isinstance(ts, int) and not isinstance(ts, bool) for _, ts in entries):
+        raise CorruptReferenceHistory("A reference's history holds a timestamp that is not an integer")
+    return tuple(PreviousPointer(p, ts) for p, ts in entries)

@@ -67,6 +67,8 @@ def serialize_op(op: CommitOp) -> bytes:
 
 
 def deserialize_op(buf: bytes, pos: int) -> tuple[CommitOp, int]:
+    if pos >= len(buf):
+        raise ValueError(f"Index element is truncated (no action byte at offset {pos})")
     try:
         action = _BY_BYTE[buf[pos]]
     except KeyError:

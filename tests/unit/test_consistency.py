@@ -236,3 +236,28 @@ def test_parquet_tables_follow_the_documented_schema(tmp_path: Path) -> None:
     assert runs[0]["values_checked"] == report.counters.values
     references = pq.read_table(tmp_path / REFERENCES_FILE).column_names
     assert references[-6:] == ["reference", "kind", "head", "commits_checked", "complete", "errors"]
+
+
+def test_index_segment_with_keys_out_of_order_is_found() -> None:
+    from persist_spi.indexes.store_index import index_from_elements
+    from persist_spi.indexes.varint import encode_varint
+
+    persist, _ = _repository()
+    segment = next(o for o in persist.scan_all_objects() if isinstance(o, IndexObj))
+    first, second = list(deserialize_index(segment.index))[:2]
+    # Two elements in the wrong order: each alone is a valid index (version byte, count, element);
+    # the second follows with "strip all of the previous key" (its bytes and terminator).
+    one, two = (index_from_elements([e]).serialize() for e in (second, first))
+    swapped = one + encode_varint(len(second.key.encode()) + 2) + two[2:]
+    assert [e.key for e in deserialize_index(swapped)] == [second.key, first.key]
+    persist.upsert_obj(IndexObj(id=segment.id, index=swapped))
+    assert "index-out-of-order" in _codes(_check(persist))
+
+
+def test_keys_in_nessies_utf16_order_are_accepted() -> None:
+    from reliability.chains import keys_ascend
+
+    assert keys_ascend(["a", "b", "c"])
+    assert keys_ascend(["\uffff", "\U00010000"])  # code-point order
+    assert keys_ascend(["\U00010000", "\uffff"])  # UTF-16 order, as Nessie writes it
+    assert not keys_ascend(["b", "a", "c"])
