@@ -338,7 +338,15 @@ class BinaryCodec:
             if issubclass(obj_type.cls, UpdateableObj):
                 kwargs["version_token"] = version_token
             return obj_type.cls(id=obj_id, referenced=referenced, **kwargs)
-        except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException) as e:
+        except (
+            ValueError,
+            TypeError,
+            KeyError,
+            IndexError,
+            AttributeError,
+            OverflowError,
+            msgpack.UnpackException,
+        ) as e:  # fields of the wrong shape fail in many ways; each is a corrupt object
             raise CorruptObject(obj_id, f"{type(e).__name__}: {e}") from e
 
 

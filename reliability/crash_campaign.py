@@ -66,6 +66,8 @@ def ensure_branches(persist: Persist, names: Sequence[str]) -> dict[str, str]:
 @dataclass
 class SweepResult:
     operations: dict[str, int] = field(default_factory=dict)  # operation -> steps
+    #: Crash points tried (operation, step, before or after).
+    points: int = 0
     kills: int = 0
     finished_before_kill: int = 0
     half_done_found: int = 0
@@ -184,6 +186,7 @@ def _one_kill(
     point: CrashPoint,
     result: SweepResult,
 ) -> None:
+    result.points += 1
     label = f"{point.step}-{point.when.value}"
     name, token = _names(operation, label)
     what = f"{operation} killed {point}"

@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from persist_spi.adapter import BackendAdapter
+from persist_spi.adapter import BackendAdapter, Capabilities
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.persist import Persist
@@ -28,6 +28,8 @@ class Target:
     multi_process: bool = True
     #: Where the data lives, for reports: never a password.
     address: str = ""
+    #: As the adapter declares them (FerretDB's differ from MongoDB's, known only once connected).
+    capabilities: Capabilities = field(default_factory=Capabilities)
     _adapter: BackendAdapter | None = field(default=None, repr=False)
 
     @classmethod
@@ -40,13 +42,9 @@ class Target:
     ) -> Target:
         adapter = backend_factory(backend).create(url, options or {})
         adapter.setup_schema()
+        caps = adapter.capabilities
         target = cls(
-            backend,
-            url,
-            dict(options or {}),
-            repository_id,
-            adapter.capabilities.multi_process,
-            adapter.address,
+            backend, url, dict(options or {}), repository_id, caps.multi_process, adapter.address, caps
         )
         if target.multi_process:
             target._adapter = adapter
@@ -66,12 +64,22 @@ class Target:
         finally:
             adapter.close()
 
-    def reconnect(self) -> None:
-        """A fresh supervisor connection (after a server restart some drivers need one)."""
-        if self._adapter is not None:
-            with contextlib.suppress(Exception):
-                self._adapter.close()
-            self._adapter = backend_factory(self.backend).create(self.url, self.options)
+    def for_repository(self, repository_id: str) -> Target:
+        """The same backend (and supervisor connection) on another repository."""
+        return Target(
+            self.backend,
+            self.url,
+            self.options,
+            repository_id,
+            self.multi_process,
+            self.address,
+            self.capabilities,
+            self._adapter,
+        )
+
+    @property
+    def single_process_reason(self) -> str:
+        return self.capabilities.capability_reasons.get("multi_process", "one process per database")
 
     def close(self) -> None:
         if self._adapter is not None:

@@ -17,4 +17,5 @@ COMMANDS: Final[tuple[str, ...]] = (
     "bench",
     "servers",
     "check",
+    "torture",
 )
