@@ -73,6 +73,7 @@ class SweepResult:
     half_done_found: int = 0
     repaired: int = 0
     restarts: int = 0
+    seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
 
 
@@ -117,6 +118,7 @@ def crash_sweep(
     """Kill an operation before and after each of its steps (``steps_per_operation`` limits the
     steps to those around the commit point, for short runs)."""
     result = SweepResult()
+    started = time.monotonic()
     run_dir.mkdir(parents=True, exist_ok=True)
     with target.persist() as persist:
         ensure_branches(persist, [CRASH_BRANCH])
@@ -134,6 +136,11 @@ def crash_sweep(
             f"  crash sweep {operation}: {len(chosen)} of {len(steps)} steps x before/after "
             f"(commit point: step {commit_point}, {steps[commit_point - 1]})"
         )
+    result.seconds = time.monotonic() - started
+    log(
+        f"  crash sweep: {result.kills} kills at {result.points} points, {result.half_done_found} half-done "
+        f"found, {result.repaired} repaired, {result.restarts} restarted writers in {result.seconds:.0f} s"
+    )
     return result
 
 

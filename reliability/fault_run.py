@@ -119,6 +119,19 @@ class FaultRunResult:
                 counts[name] = counts.get(name, 0) + 1
         return counts
 
+    def summary(self) -> str:
+        ledger = self.verdict.ledger if self.verdict else None
+        commits = (
+            f"{ledger.acknowledged} acknowledged, {ledger.ambiguous} ambiguous, {len(ledger.lost)} lost"
+            if ledger
+            else "not verified"
+        )
+        errors = ", ".join(f"{n} {name}" for name, n in sorted(self.errors_by_type().items())) or "none"
+        return (
+            f"  {self.kind}: {self.faults} in {self.seconds:.0f} s; longest call {self.longest_call:.1f} s; "
+            f"errors while faulty: {errors}; {commits}"
+        )
+
     def check_probes(self, bound: float) -> None:
         for p in self.probes:
             if not p.typed:

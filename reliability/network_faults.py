@@ -8,6 +8,7 @@ again through the same clients.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -19,7 +20,6 @@ from reliability.timeouts import call_bound
 from reliability.toxiproxy import Toxic, ToxiproxyClient, host_port, via_proxy
 
 BRANCHES = ("n1", "n2")
-PROXY = "lochkit"
 #: Special "toxic": the proxy refuses connections (the server is unreachable).
 DOWN = Toxic("down", "down")
 
@@ -55,9 +55,10 @@ def network_faults(
     result = FaultRunResult("network faults")
     bound = call_bound(target.backend)
     client = ToxiproxyClient(toxiproxy_api)
+    proxy = f"lochkit-{target.backend}-{uuid.uuid4().hex[:8]}"
     port = free_port()
     host, server_port = host_port(target.url)
-    client.create_proxy(PROXY, port, f"{host}:{server_port}")
+    client.create_proxy(proxy, port, f"{host}:{server_port}")
     proxied = via_proxy(target.url, port)
     with target.persist() as persist:
         ensure_branches(persist, BRANCHES)
@@ -65,40 +66,44 @@ def network_faults(
     proxied_target = Target(
         target.backend, proxied, target.options, target.repository_id, target.multi_process
     )
-    with (
-        proxied_target.persist() as through_proxy,
-        writers_running(target, proxied, run_dir, BRANCHES, seed) as running,
-    ):
-        prober = Prober(through_proxy)
-        prober.start()
-        time.sleep(seconds_each)
-        for toxic in toxics:
-            prober.phase = toxic.name
-            if toxic is DOWN:
-                client.set_enabled(PROXY, False)
-            else:
-                client.add_toxic(PROXY, toxic)
+    try:
+        with (
+            proxied_target.persist() as through_proxy,
+            writers_running(target, proxied, run_dir, BRANCHES, seed) as running,
+        ):
+            prober = Prober(through_proxy)
+            prober.start()
             time.sleep(seconds_each)
-            client.reset()
-            prober.phase = f"after {toxic.name}"
-            resumed = prober.wait_for_success(bound + 30)
-            result.resumed_after.append(resumed)
-            result.faults += 1
-            during = [p for p in prober.results if p.phase == toxic.name]
-            failed = sum(1 for p in during if p.error is not None)
-            log(
-                f"  {toxic.name:<13} {toxic.describe():<48} {len(during):>3} calls, {failed:>3} failed, "
-                f"longest {max((p.seconds for p in during), default=0):5.1f} s; working again "
-                f"{resumed_text(resumed)}"
-            )
-            time.sleep(1.0)
-        prober.phase = "normal"
-        time.sleep(seconds_each)
-        if not prober.stop(bound):
-            result.problems.append(f"a probe call still hangs after {bound:.0f} s")
-        result.probes = prober.results
-        proxied_target.close()
+            for toxic in toxics:
+                prober.phase = toxic.name
+                if toxic is DOWN:
+                    client.set_enabled(proxy, False)
+                else:
+                    client.add_toxic(proxy, toxic)
+                time.sleep(seconds_each)
+                client.reset()
+                prober.phase = f"after {toxic.name}"
+                resumed = prober.wait_for_success(bound + 30)
+                result.resumed_after.append(resumed)
+                result.faults += 1
+                during = [p for p in prober.results if p.phase == toxic.name]
+                failed = sum(1 for p in during if p.error is not None)
+                log(
+                    f"  {toxic.name:<13} {toxic.describe():<48} {len(during):>3} calls, {failed:>3} failed, "
+                    f"longest {max((p.seconds for p in during), default=0):5.1f} s; working again "
+                    f"{resumed_text(resumed)}"
+                )
+                time.sleep(0.5)
+            prober.phase = "normal"
+            time.sleep(seconds_each)
+            if not prober.stop(bound):
+                result.problems.append(f"a probe call still hangs after {bound:.0f} s")
+            result.probes = prober.results
+            proxied_target.close()
+    finally:
+        client.delete_proxy(proxy)
     result.seconds = time.monotonic() - started
     result.check_probes(bound)
     finish(result, target, run_dir, BRANCHES, running)
+    log(result.summary())
     return result

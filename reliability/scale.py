@@ -51,12 +51,15 @@ def linearizability_at_scale(
     writers: int = 8,
     commits: int = 1000,
     seed: int = 0,
+    threads: bool = False,
     log: Callable[[str], None] = print,
 ) -> ScaleResult:
+    """Writers are processes where the backend allows it, unless ``threads`` asks for threads."""
     run_dir.mkdir(parents=True, exist_ok=True)
+    use_processes = target.multi_process and not threads
     with target.persist() as persist:
         heads = ensure_branches(persist, [BRANCH])
-    result = ScaleResult(writers, commits, target.multi_process)
+    result = ScaleResult(writers, commits, use_processes)
     started = time.monotonic()
     base = WriterSpec(
         target.backend,
@@ -73,7 +76,7 @@ def linearizability_at_scale(
         # retries for one commit; a retry timeout would be a refused commit, not a wrong one.
         config={"commit_timeout_millis": 60_000, **SCALE_RETRIES},
     )
-    if target.multi_process:
+    if use_processes:
         specs = [_with_writer(base, f"s{i}") for i in range(writers)]
         running = [processes.start(writer_process_main, spec, spec.writer) for spec in specs]
         for process in running:
@@ -92,7 +95,7 @@ def linearizability_at_scale(
     result.problems += result.verdict.problems()
     ledger, lin = result.verdict.ledger, result.verdict.linearizability[BRANCH]
     log(
-        f"  linearizability: {writers} {'processes' if target.multi_process else 'threads'} x {commits} "
+        f"  linearizability: {writers} {'processes' if use_processes else 'threads'} x {commits} "
         f"commits in {result.seconds:.0f} s ({ledger.acknowledged / max(result.seconds, 1e-9):.0f}/s); "
         f"{ledger.acknowledged} acknowledged, {len(ledger.lost)} lost, {len(ledger.duplicated)} duplicated, "
         f"{len(ledger.reordered)} reordered; {lin.operations} reads and compare-and-swaps "

@@ -68,4 +68,5 @@ def server_restarts(
     result.seconds = time.monotonic() - started
     result.check_probes(bound)
     finish(result, target, run_dir, BRANCHES, running)
+    log(result.summary())
     return result

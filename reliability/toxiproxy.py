@@ -60,6 +60,9 @@ class ToxiproxyClient:
             "POST", "/proxies", {"name": name, "listen": listen, "upstream": upstream, "enabled": True}
         )
 
+    def delete_proxy(self, name: str) -> None:
+        self._call("DELETE", f"/proxies/{name}")
+
     def set_enabled(self, name: str, enabled: bool) -> None:
         self._call("POST", f"/proxies/{name}", {"enabled": enabled})
 

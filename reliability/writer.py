@@ -246,10 +246,16 @@ def _open_with_retries(spec: WriterSpec) -> BackendAdapter:
             time.sleep(0.5)
 
 
+#: Loggers of the drivers; psycopg sets its own level, so the root's does not reach it.
+DRIVER_LOGGERS = ("psycopg", "cassandra", "pymongo", "botocore", "urllib3")
+
+
 def quiet_driver_logs() -> None:
     """Drivers log every reconnection attempt as a warning; during a fault run that is thousands
-    of lines. What matters reaches the journals."""
+    of lines. What matters reaches the journals and the figures."""
     logging.getLogger().setLevel(logging.ERROR)
+    for name in DRIVER_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def writer_process_main(spec: WriterSpec) -> None:

@@ -52,12 +52,12 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     import dataclasses
     import datetime
     import json
-    import logging
     from pathlib import Path
 
     from persist_spi.registry import UnknownBackend, backend_factory
     from reliability.campaign import PARTS, PROFILES, run_campaign
     from reliability.figures import markdown
+    from reliability.writer import quiet_driver_logs
 
     backends = _backends(args.backend)
     parts = [p.strip() for p in (args.only or ",".join(PARTS)).split(",") if p.strip()]
@@ -95,8 +95,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     out = Path(args.out) if args.out else Path(".lochkit") / "torture" / stamp
     out.mkdir(parents=True, exist_ok=True)
-    # Drivers log each failed reconnection while a server is down: the figures say what matters.
-    logging.getLogger().setLevel(logging.ERROR)
+    quiet_driver_logs()
     print(f"lochkit torture, profile {profile.name}, seed {args.seed}: {', '.join(backends)}; run in {out}")
     report = run_campaign(backends, profile, parts=parts, seed=args.seed, work=out, urls=urls, log=_log)
     table = markdown(report)

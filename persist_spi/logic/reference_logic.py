@@ -35,7 +35,7 @@ from persist_spi.logic.internal_refs import REF_REFS, is_internal, ref_key
 from persist_spi.logic.retry import RetryNeeded, commit_retry
 from persist_spi.objs import CommitObj, CommitType, RefObj, ref_obj
 from persist_spi.persist import Persist
-from persist_spi.references import Reference
+from persist_spi.references import Reference, check_reference_name
 
 #: References resolved per bulk read while listing.
 REFERENCES_BATCH_SIZE = 50
@@ -151,6 +151,7 @@ class ReferenceLogic:
         created_at_micros: int | None = None,
     ) -> Reference:
         _check_not_internal(name, "create")
+        check_reference_name(name)
         created_at = created_at_micros if created_at_micros is not None else self._now()
         while True:
             result = self.commit_create_reference(name, pointer, extended_info_obj, created_at)

@@ -38,7 +38,7 @@ from persist_spi.logic.retry import RetryNeeded, commit_retry
 from persist_spi.objs import CommitObj, ContentValueObj, tag_obj
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
-from persist_spi.versionstore.committing import CommitState, decode_value, prepare_commit
+from persist_spi.versionstore.committing import CommitState, check_value_sizes, decode_value, prepare_commit
 from persist_spi.versionstore.content import Content, ContentKey
 from persist_spi.versionstore.errors import (
     Conflict,
@@ -184,6 +184,7 @@ class VersionStore:
         rejected only when a key it touches changed since ``expected_hash`` (default: the head)."""
         if branch.kind is not RefKind.BRANCH:
             raise ValueError(f"Can only commit to a branch, not to tag '{branch.name}'")
+        check_value_sizes(self.persist, operations)
         state = CommitState()
 
         def attempt(_: object) -> CommitResult:
