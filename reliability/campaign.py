@@ -286,6 +286,7 @@ def _scale(
         work / "scale",
         writers=profile.scale_writers,
         commits=commits,
+        threads=profile.scale_threads,
         seed=seed,
         log=log,
     )
