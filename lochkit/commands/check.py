@@ -12,7 +12,7 @@ DESCRIPTION = (
     "Reads a repository through the Persist contract and checks every reference's commit chain, "
     "indexes, stripes, segments and values, and int/refs against the reference rows. Exit codes: "
     "0 consistent, 1 errors found, 2 usage or connection error, 3 only half-done reference changes "
-    "(run again with --repair), 4 no repository with that id at that address."
+    "(run again with --repair), 4 no repository with that id at that address (or no lochkit tables)."
 )
 #: Findings printed before "... and N more" (all of them go to --parquet).
 SHOWN = 40
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
 
     from persist_spi.adapter_persist import AdapterPersist
     from persist_spi.config import StoreConfig
-    from persist_spi.errors import LochkitError
+    from persist_spi.errors import BackendSchemaMismatch, LochkitError
     from persist_spi.registry import UnknownBackend, backend_factory
     from reliability.check_parquet import write_parquet
     from reliability.consistency import RepositoryChecker
@@ -61,6 +61,10 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
             max_commits=args.max_commits,
         )
         report = checker.run()
+    except BackendSchemaMismatch as e:
+        print(f"lochkit check: {e}", file=sys.stderr)
+        print("lochkit check: no repository to check: lochkit's tables are missing or of another version")
+        return ExitCode.NO_REPOSITORY
     except LochkitError as e:
         print(f"lochkit check: {e}", file=sys.stderr)
         return ExitCode.USAGE

@@ -17,7 +17,11 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from backends.postgres import PostgresBackendFactory
 from conformance.servers.postgres import PROVISIONER
+from persist_spi.adapter_persist import AdapterPersist
+from persist_spi.config import StoreConfig
+from persist_spi.logic.repository_logic import RepositoryLogic
 
 SECRET = "Planted$ecret-" + uuid.uuid4().hex[:12]
 FORMS = sorted({SECRET, quote(SECRET, safe=""), quote_plus(SECRET)})
@@ -30,7 +34,14 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         with psycopg.connect(server.admin_url, autocommit=True) as conn:
             conn.execute(sql.SQL("ALTER ROLE lochkit PASSWORD {}").format(sql.Literal(SECRET)))
         where = urlsplit(server.url or "").netloc.rpartition("@")[2]
-        yield f"postgresql://lochkit:{quote(SECRET, safe='')}@{where}/lochkit"
+        url = f"postgresql://lochkit:{quote(SECRET, safe='')}@{where}/lochkit"
+        adapter = PostgresBackendFactory().create(url)
+        try:
+            adapter.setup_schema()
+            RepositoryLogic(AdapterPersist(adapter, StoreConfig())).initialize("main")
+        finally:
+            adapter.close()
+        yield url
     finally:
         server.stop()
 
@@ -64,8 +75,14 @@ def assert_tree_clean(root: Path) -> int:
 
 def test_check_prints_and_writes_no_password(url: str, tmp_path: Path) -> None:
     code, out = lochkit("check", "--backend", "postgres", "--url", url, "--parquet", "parquet", cwd=tmp_path)
-    assert code == 4, out  # an empty database holds no repository: the command still ran
+    assert code == 0, out
     assert_clean(out, "lochkit check")
+    code, out = lochkit(
+        "check", "--backend", "postgres", "--url", f"{url}?table_prefix=absent_", cwd=tmp_path
+    )
+    assert code == 4, out  # no lochkit tables under that prefix: nothing to check, said plainly
+    assert "no repository to check" in out
+    assert_clean(out, "lochkit check of a database without lochkit's tables")
     wrong = url.replace(quote(SECRET, safe=""), quote(SECRET + "-wrong", safe=""))
     code, out = lochkit("check", "--backend", "postgres", "--url", wrong, cwd=tmp_path)
     assert code == 2
