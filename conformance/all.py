@@ -5,7 +5,8 @@ by ``--backend`` (or by your ``lochkit_backend_factory`` fixture).
 
 Suites are discovered: every :class:`~conformance.suites.base.ConformanceSuite` subclass defined in
 a module of :mod:`conformance.suites` gets a ``Test<Name>`` class here, so adding a suite never
-means editing this file.
+means editing this file. They run bottom-up (the Persist contract, then the storage logic, the
+version store and the cache): a broken adapter then fails first at the most specific test.
 """
 
 from __future__ import annotations
@@ -16,10 +17,21 @@ import pkgutil
 import conformance.suites
 from conformance.suites.base import ConformanceSuite
 
+#: Module name prefixes in the order their suites run; anything else runs last.
+_LAYERS = ("persist_", "logic_", "versionstore_")
+
+
+def _layer_then_name(module_name: str) -> tuple[int, str]:
+    layer = next((i for i, prefix in enumerate(_LAYERS) if module_name.startswith(prefix)), len(_LAYERS))
+    return layer, module_name
+
 
 def _discover() -> dict[str, type]:
     found: dict[str, type] = {}
-    for module_info in sorted(pkgutil.iter_modules(conformance.suites.__path__), key=lambda m: m.name):
+    modules = sorted(
+        pkgutil.iter_modules(conformance.suites.__path__), key=lambda m: _layer_then_name(m.name)
+    )
+    for module_info in modules:
         module = importlib.import_module(f"conformance.suites.{module_info.name}")
         for value in vars(module).values():
             if (
@@ -34,5 +46,6 @@ def _discover() -> dict[str, type]:
     return found
 
 
-globals().update(_discover())
-__all__ = sorted(name for name in globals() if name.startswith("Test"))
+_SUITES = _discover()
+globals().update(_SUITES)
+__all__ = list(_SUITES)  # in running order: ``import *`` keeps it

@@ -28,8 +28,10 @@ from persist_spi.registry import BackendFactory
 @dataclass
 class _Running:
     key: tuple[str, type]
-    backend: BackendUnderTest
+    #: None for a server the suites reach only through its API (a Nessie server).
+    backend: BackendUnderTest | None
     provisioned: Provisioned
+    workdir: Path
 
 
 class BackendSetupFailed(RuntimeError):
@@ -55,8 +57,9 @@ class BackendPool:
                 f"{factory.name} could not be set up earlier in this session; the first error was: "
                 f"{self.broken[key]}"
             )
-        if self.current is not None and self.current.key == key:
-            return self.current.backend, _facts(self.current)
+        current = self.current
+        if current is not None and current.key == key and current.backend is not None:
+            return current.backend, _facts(current)
         self.close()
         workdir = Path(tempfile.mkdtemp(prefix=f"lochkit-{factory.name}-"))
         try:
@@ -82,27 +85,49 @@ class BackendPool:
             raise
         provisioned.server = provisioned.server or adapter.server_version() or ""
         backend = BackendUnderTest(factory.name, factory, adapter, provisioned, workdir)
-        self.current = _Running(key, backend, provisioned)
+        self.current = _Running(key, backend, provisioned, workdir)
         return backend, _facts(self.current)
+
+    def get_server(self, name: str) -> Provisioned | ProvisioningFailed:
+        """A server used only through its API (``nessie``), started like the database servers
+        and sharing their one-at-a-time slot."""
+        key = (name, Provisioned)
+        if key in self.unavailable:
+            return self.unavailable[key]
+        if self.current is not None and self.current.key == key:
+            return self.current.provisioned
+        self.close()
+        workdir = Path(tempfile.mkdtemp(prefix=f"lochkit-{name}-"))
+        try:
+            provisioned = provision(name, None, urls=self.urls, method=self.method, workdir=workdir)
+        except ProvisioningFailed as e:
+            shutil.rmtree(workdir, ignore_errors=True)
+            self.unavailable[key] = e
+            return e
+        self.current = _Running(key, None, provisioned, workdir)
+        return provisioned
 
     def close(self) -> None:
         running, self.current = self.current, None
         if running is None:
             return
         try:
-            with contextlib.suppress(Exception):
-                running.backend.close()
+            if running.backend is not None:
+                with contextlib.suppress(Exception):
+                    running.backend.close()
         finally:
             running.provisioned.stop()
             if not os.environ.get("LOCHKIT_KEEP_WORKDIR"):
-                shutil.rmtree(running.backend.workdir, ignore_errors=True)
+                shutil.rmtree(running.workdir, ignore_errors=True)
 
 
 def _facts(running: _Running) -> dict[str, Any]:
     provisioned = running.provisioned
-    return {
+    facts: dict[str, Any] = {
         "description": provisioned.describe(),
         "method": provisioned.method,
         "server": provisioned.server,
-        "capabilities": running.backend.adapter.capabilities.describe(),
     }
+    if running.backend is not None:
+        facts["capabilities"] = running.backend.adapter.capabilities.describe()
+    return facts

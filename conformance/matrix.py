@@ -14,6 +14,8 @@ from typing import Any
 
 
 def _cell(counts: dict[str, int]) -> str:
+    if not any(counts.values()):
+        return "—"  # no test of this group ran here (REST targets run the version-store suites only)
     text = f"{counts.get('passed', 0)}"
     for outcome, mark in (
         ("failed", "F"),

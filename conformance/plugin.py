@@ -3,7 +3,9 @@
 Registered through the ``pytest11`` entry point, so it is active wherever lochkit is installed; it
 does nothing for tests that do not use its fixtures.
 
-Options: ``--backend NAME`` (repeatable, comma-separated, or ``all``; env ``LOCHKIT_BACKEND``),
+Options: ``--backend NAME`` (repeatable, comma-separated, or ``all``; env ``LOCHKIT_BACKEND``; a
+name may also be ``serve:BACKEND`` or ``nessie``, see :mod:`conformance.suite_targets`),
+``--over-rest`` (adds ``serve:NAME`` for each backend; env ``LOCHKIT_OVER_REST=1``),
 ``--backend-url NAME=URL`` (env ``LOCHKIT_<NAME>_URL``), ``--provision METHOD`` (env
 ``LOCHKIT_PROVISION``), ``--lochkit-report FILE`` (JSON per backend and area), ``--lochkit-cache``
 and ``--lochkit-cache-refs`` (every Persist wrapped in a ``CachingPersist``; env
@@ -23,13 +25,31 @@ import pytest
 
 from conformance.backend_pool import BackendPool, BackendSetupFailed
 from conformance.harness import BackendUnderTest, PersistFactory
+from conformance.lockstep import source_files_of, turns_inside
 from conformance.provisioning import METHODS, ProvisioningFailed
 from conformance.report import ConformanceReport
+from conformance.suite_targets import (
+    CAPABILITIES,
+    IN_PROCESS,
+    LOCHKIT_SERVE,
+    NESSIE,
+    NESSIE_DEVIATIONS,
+    SERVE_DEVIATIONS,
+    STORAGE_ONLY_REASON,
+    TARGET_CAPABILITIES,
+    SuiteTarget,
+    parse_target,
+    serve_name,
+)
 from conformance.suites.base import ConformanceSuite, deviation_reason
+from persist_spi.adapter import BackendAdapter
 from persist_spi.cache import CacheConfig, CachingPersist, ObjectCache
 from persist_spi.config import StoreConfig
 from persist_spi.persist import Persist
 from persist_spi.registry import BackendFactory, UnknownBackend, backend_factory, discover_backends
+
+#: Time limits per test and the stop after repeated failures of one kind.
+pytest_plugins = ["conformance.fail_fast"]
 
 _REPORT_KEY = pytest.StashKey[ConformanceReport]()
 #: Backends selected only through ``--backend all``: if one cannot be provisioned here, its tests
@@ -62,6 +82,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=METHODS,
         help="how to obtain servers: auto (external address, else testcontainers when Docker "
         "answers, else a local process), or force one method",
+    )
+    group.addoption(
+        "--over-rest",
+        action="store_true",
+        default=os.environ.get("LOCHKIT_OVER_REST", "") in ("1", "true"),
+        help="also run the version-store suites over REST: for each selected backend NAME, add "
+        "serve:NAME (lochkit serve over NAME, driven through lochkit's Nessie REST client); "
+        "also $LOCHKIT_OVER_REST=1",
     )
     group.addoption("--lochkit-report", metavar="FILE", help="write per-backend, per-area results as JSON")
     group.addoption(
@@ -97,8 +125,10 @@ def _check_backend_names(config: pytest.Config) -> None:
         return  # the default; a conftest may override the factory without naming a backend
     for name in selected_backends(config):
         try:
-            backend_factory(name)
-        except UnknownBackend as e:
+            target = parse_target(name)
+            if target.backend is not None:
+                backend_factory(target.backend)
+        except (UnknownBackend, ValueError) as e:
             raise pytest.UsageError(str(e)) from None
 
 
@@ -118,14 +148,41 @@ def selected_backends(config: pytest.Config) -> list[str]:
             elif name:
                 names.append(name)
                 named.add(name)
+    if config.getoption("--over-rest", False):
+        # Each serve: target right after its backend, so both share one provisioned server.
+        names = [n for name in names for n in (name, *_served(name))]
+        from_all |= {serve_name(n) for n in from_all}
     config.stash[_IMPLICIT_KEY] = from_all - named
     return list(dict.fromkeys(names))
+
+
+def _served(name: str) -> list[str]:
+    target = parse_target(name)
+    return [serve_name(name)] if target.transport == IN_PROCESS else []
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "lochkit_backend_name" in metafunc.fixturenames:
         names = selected_backends(metafunc.config)
+        if not getattr(metafunc.cls, "runs_over_rest", False):
+            # Only the version-store suites run over REST. When nothing else is selected, the
+            # REST targets stay, and the gate skips these tests with the reason.
+            names = [n for n in names if not parse_target(n).over_rest] or names
         metafunc.parametrize("lochkit_backend_name", names, indirect=True, scope="session", ids=names)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Record backend and area of REST-target tests now: a storage fixture may skip them before
+    the gate runs (in-process tests are recorded by the gate, under their factory's name)."""
+    info = config.stash[_TEST_INFO_KEY]
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        cls = getattr(item, "cls", None)
+        if callspec is None or cls is None or not issubclass(cls, ConformanceSuite):
+            continue
+        name = callspec.params.get("lochkit_backend_name")
+        if isinstance(name, str) and parse_target(name).over_rest:
+            info[item.nodeid] = (name, cls.area)
 
 
 @pytest.fixture(scope="session")
@@ -135,9 +192,22 @@ def lochkit_backend_name(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(scope="session")
-def lochkit_backend_factory(lochkit_backend_name: str) -> BackendFactory:
+def lochkit_target(lochkit_backend_name: str) -> SuiteTarget:
+    """What the suites drive: a backend in-process, lochkit serve over it, or a Nessie server."""
+    return parse_target(lochkit_backend_name)
+
+
+@pytest.fixture(scope="session")
+def lochkit_backend_factory(lochkit_target: SuiteTarget) -> BackendFactory:
     """Override this fixture to run the suites against your own adapter."""
-    return backend_factory(lochkit_backend_name)
+    if lochkit_target.backend is None:
+        reason = CAPABILITIES[lochkit_target.transport].reasons["storage_access"]
+        pytest.skip(f"{lochkit_target.name} does not declare capability 'storage_access': {reason}")
+    return backend_factory(lochkit_target.backend)
+
+
+def _report_name(target: SuiteTarget, factory: BackendFactory) -> str:
+    return serve_name(factory.name) if target.transport == LOCHKIT_SERVE else factory.name
 
 
 @pytest.fixture(scope="session")
@@ -152,10 +222,15 @@ def _lochkit_pool(request: pytest.FixtureRequest) -> Iterator[BackendPool]:
 
 @pytest.fixture
 def lochkit_backend(
-    request: pytest.FixtureRequest, _lochkit_pool: BackendPool, lochkit_backend_factory: BackendFactory
+    request: pytest.FixtureRequest,
+    _lochkit_pool: BackendPool,
+    lochkit_backend_factory: BackendFactory,
 ) -> BackendUnderTest:
     """The backend under test, started once and kept while consecutive tests use the same factory."""
-    name = lochkit_backend_factory.name
+    # Asked for here, not as a parameter: a third-party factory must not make its tests
+    # parametrised by --backend.
+    lochkit_target: SuiteTarget = request.getfixturevalue("lochkit_target")
+    name = _report_name(lochkit_target, lochkit_backend_factory)
     try:
         outcome = _lochkit_pool.get(lochkit_backend_factory)
     except BackendSetupFailed as e:
@@ -169,6 +244,8 @@ def lochkit_backend(
             raise outcome
         pytest.skip(f"{name} is not available here: {outcome}")
     backend, facts = outcome
+    if lochkit_target.transport == LOCHKIT_SERVE:
+        facts = {**facts, "description": f"lochkit serve (HTTP on loopback) over {facts['description']}"}
     report.provisioning[name] = facts
     return backend
 
@@ -194,24 +271,117 @@ def persist(request: pytest.FixtureRequest, persist_factory: PersistFactory) -> 
 
 @pytest.fixture(autouse=True)
 def _lochkit_gate(request: pytest.FixtureRequest) -> None:
-    """For suite tests: record backend and area, apply declared deviations and capability needs."""
+    """For suite tests: record backend and area, apply declared deviations and capability needs
+    (the target's, then the backend's)."""
     cls = request.cls
     if cls is None or not issubclass(cls, ConformanceSuite):
         return
     node = request.node
-    factory: BackendFactory = request.getfixturevalue("lochkit_backend_factory")
-    request.config.stash[_TEST_INFO_KEY][node.nodeid] = (factory.name, cls.area)
-    backend: BackendUnderTest = request.getfixturevalue("lochkit_backend")
-    caps = backend.capabilities
-    for marker in node.iter_markers("lochkit_requires"):
-        for capability in marker.args:
-            if not getattr(caps, capability):
-                why = caps.capability_reasons.get(capability)
-                detail = f": {why}" if why else ""
+    target: SuiteTarget = request.getfixturevalue("lochkit_target")
+    if target.over_rest and not getattr(cls, "runs_over_rest", False):
+        pytest.skip(f"{target.name}: {STORAGE_ONLY_REASON}")
+    target_caps = CAPABILITIES[target.transport]
+    needed = [c for marker in node.iter_markers("lochkit_requires") for c in marker.args]
+    for capability in needed:
+        if capability in TARGET_CAPABILITIES and not getattr(target_caps, capability):
+            why = target_caps.reasons.get(capability, "")
+            pytest.skip(f"{target.name} does not declare capability '{capability}': {why}")
+    deviations: dict[str, str] = {}
+    if target.transport == NESSIE:
+        deviations.update(NESSIE_DEVIATIONS)
+    else:
+        factory: BackendFactory = request.getfixturevalue("lochkit_backend_factory")
+        name = _report_name(target, factory)
+        request.config.stash[_TEST_INFO_KEY][node.nodeid] = (name, cls.area)
+        backend: BackendUnderTest = request.getfixturevalue("lochkit_backend")
+        caps = backend.capabilities
+        for capability in needed:
+            if capability not in TARGET_CAPABILITIES and not getattr(caps, capability):
+                because = caps.capability_reasons.get(capability)
+                detail = f": {because}" if because else ""
                 pytest.skip(f"{backend.name} does not declare capability '{capability}'{detail}")
-    reason = deviation_reason(caps.deviations, cls, node.originalname)
+        deviations.update(caps.deviations)
+        if target.transport == LOCHKIT_SERVE:
+            deviations.update(SERVE_DEVIATIONS)
+    reason = deviation_reason(deviations, cls, node.originalname)
     if reason is not None:
         request.applymarker(pytest.mark.xfail(strict=True, reason=f"declared deviation: {reason}"))
+
+
+@pytest.fixture(autouse=True)
+def _lochkit_turns(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Threads a suite test starts yield to each other at every line of the adapter's own code (see
+    :mod:`conformance.lockstep`), so a concurrency test meets a check-then-act window between two
+    statements of the adapter instead of missing it by luck."""
+    cls = request.cls
+    if cls is None or not issubclass(cls, ConformanceSuite):
+        yield
+        return
+    target: SuiteTarget = request.getfixturevalue("lochkit_target")
+    if target.transport == NESSIE:  # no adapter in this process
+        yield
+        return
+    backend: BackendUnderTest = request.getfixturevalue("lochkit_backend")
+    with turns_inside(source_files_of(backend.adapter, stop_at=BackendAdapter)):
+        yield
+
+
+@pytest.fixture
+def lochkit_version_store(request: pytest.FixtureRequest, lochkit_target: SuiteTarget) -> Iterator[Any]:
+    """The version store the suites drive, over a repository with an empty ``main`` branch: the
+    in-process VersionStore, or lochkit's Nessie REST client talking to ``lochkit serve`` over
+    that store, or to a Nessie server (see :mod:`conformance.suite_targets`)."""
+    from conformance.rest_harness import reset_nessie
+    from nessie_client import NessieRestClient
+    from persist_spi.logic.repository_logic import RepositoryLogic
+    from persist_spi.versionstore.store import VersionStore
+
+    if lochkit_target.transport == NESSIE:
+        uri = request.getfixturevalue("_lochkit_nessie_uri")
+        with NessieRestClient(uri) as client:
+            reset_nessie(client)
+            yield client
+        return
+    persist: Persist = request.getfixturevalue("persist")
+    RepositoryLogic(persist).initialize("main")
+    store = VersionStore(persist)
+    if lochkit_target.transport == IN_PROCESS:
+        yield store
+        return
+    harness = request.getfixturevalue("_lochkit_serve")
+    with harness.client_for(store) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def _lochkit_serve() -> Iterator[Any]:
+    from conformance.rest_harness import ServeHarness
+
+    harness = ServeHarness()
+    try:
+        yield harness
+    finally:
+        harness.close()
+
+
+@pytest.fixture
+def _lochkit_nessie_uri(request: pytest.FixtureRequest, _lochkit_pool: BackendPool) -> str:
+    """The REST API v2 base of the Nessie server (provisioned once, kept while tests use it)."""
+    outcome = _lochkit_pool.get_server(NESSIE)
+    report = request.config.stash[_REPORT_KEY]
+    if isinstance(outcome, ProvisioningFailed):
+        report.provisioning.setdefault(
+            NESSIE, {"description": f"not provisioned: {outcome}", "method": "none", "server": ""}
+        )
+        if NESSIE not in request.config.stash.get(_IMPLICIT_KEY, set()):
+            raise outcome
+        pytest.skip(f"{NESSIE} is not available here: {outcome}")
+    report.provisioning[NESSIE] = {
+        "description": outcome.describe(),
+        "method": outcome.method,
+        "server": outcome.server,
+    }
+    return outcome.url or ""
 
 
 @pytest.fixture(autouse=True)

@@ -171,13 +171,14 @@ def provisioners() -> dict[str, ServerProvisioner]:
 
 def provision(
     backend: str,
-    factory: BackendFactory,
+    factory: BackendFactory | None,
     *,
     urls: Mapping[str, str],
     method: str,
     workdir: Path,
 ) -> Provisioned:
-    """Make ``backend`` available by the first method that applies (see the module docstring)."""
+    """Make ``backend`` available by the first method that applies (see the module docstring).
+    ``factory`` is None for a server that is not a Persist backend (the Nessie server)."""
     if method not in METHODS:
         raise ProvisioningFailed(f"Unknown provisioning method '{method}'; use one of {', '.join(METHODS)}")
     url = external_url(backend, urls)
@@ -190,7 +191,9 @@ def provision(
         )
     provisioner = provisioners().get(backend)
     if provisioner is None:
-        if factory.default_url is not None or not factory.capabilities.multi_process:
+        if factory is not None and (
+            factory.default_url is not None or not factory.capabilities.multi_process
+        ):
             # Embedded, or a server at a well-known default address.
             how = "embedded" if factory.default_url is None else "default-address"
             return Provisioned(backend, factory.default_url, how)

@@ -12,7 +12,7 @@ from lochkit.commands import COMMANDS
 
 
 def _command(name: str) -> ModuleType:
-    return importlib.import_module(f"lochkit.commands.{name}")
+    return importlib.import_module(f"lochkit.commands.{name.replace('-', '_')}")
 
 
 def build_parser() -> argparse.ArgumentParser:

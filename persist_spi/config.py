@@ -28,6 +28,14 @@ class StoreConfig:
     namespace_validation: bool = True
     ref_previous_head_count: int = 20
     ref_previous_head_time_span_seconds: int = 300
+    #: lochkit only: how commits land on a branch (nessie, immediate, fair, coordinated, group;
+    #: see persist_spi.versionstore.policies).
+    commit_policy: str = "nessie"
+    #: lochkit only, ``coordinated``: a commit-target lease whose holder shows no progress for this
+    #: long is taken over by the next waiter; 0 turns the cross-process lease off.
+    commit_lease_millis: int = 1000
+    #: lochkit only, ``group``: most commits chained into one compare-and-swap.
+    group_max_commits: int = 64
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -42,6 +50,8 @@ class StoreConfig:
             )
         if self.parents_per_commit < 1:
             raise ValueError("Store config 'parents-per-commit' must be at least 1")
+        if self.group_max_commits < 1:
+            raise ValueError("Store config 'group-max-commits' must be at least 1")
         _check_repository_id(self.repository_id)
 
     def with_changes(self, **changes: Any) -> StoreConfig:

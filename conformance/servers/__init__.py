@@ -14,6 +14,7 @@ _MODULES = (
     "conformance.servers.mongodb",
     "conformance.servers.cassandra",
     "conformance.servers.dynamodb",
+    "conformance.servers.nessie",
     "conformance.servers.toxiproxy",
 )
 

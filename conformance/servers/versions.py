@@ -13,6 +13,7 @@ IMAGES: Final[dict[str, str]] = {
     "cassandra": "cassandra:5.0.9",
     "scylladb": "scylladb/scylla:6.2.3",
     "dynamodb": "amazon/dynamodb-local:2.6.1",
+    "nessie": "ghcr.io/projectnessie/nessie:0.99.0",
 }
 
 #: What the local-process launchers install from the package registries this project reaches.
@@ -21,6 +22,8 @@ LOCAL: Final[dict[str, str]] = {
     "cassandra": "org.apache.cassandra:cassandra-all:5.0.9",
     "dynamodb": "com.amazonaws:DynamoDBLocal:2.6.1",
     "mongodb": "github.com/FerretDB/FerretDB/cmd/ferretdb@v1.24.2",
+    # The newest nessie-quarkus runner Maven Central serves (0.10x answers 404); needs Java 21+.
+    "nessie": "org.projectnessie.nessie:nessie-quarkus:0.99.0:jar:runner",
     # Not a database: the fault-injecting TCP proxy of the reliability campaign.
     "toxiproxy": "github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0",
 }

@@ -20,7 +20,6 @@ import pytest
 
 from conformance.suites.base import ConformanceSuite
 from persist_spi.ids import ObjId
-from persist_spi.logic.repository_logic import RepositoryLogic
 from persist_spi.persist import Persist
 from persist_spi.versionstore import (
     CommitMeta,
@@ -101,11 +100,14 @@ class VersionStoreSuite(ConformanceSuite):
         if "abstract" not in cls.__dict__:
             cls.abstract = False
 
+    #: Runs over REST too (``serve:BACKEND``, ``nessie``; see :mod:`conformance.suite_targets`).
+    runs_over_rest: ClassVar[bool] = True
+
     @pytest.fixture
-    def vs(self, persist: Persist) -> VersionStore:
-        """A version store over an initialised repository: ``main`` points at the empty commit."""
-        RepositoryLogic(persist).initialize("main")
-        return VersionStore(persist)
+    def vs(self, lochkit_version_store: VersionStore) -> VersionStore:
+        """A version store over an initialised repository: ``main`` points at the empty commit.
+        Over REST this is lochkit's Nessie REST client, which takes and returns the same types."""
+        return lochkit_version_store
 
     # --- helpers for tests -----------------------------------------------------------------------
 

@@ -100,6 +100,7 @@ class VersionStoreConcurrencySuite(VersionStoreSuite):
 
     # --- injected races --------------------------------------------------------------------------
 
+    @pytest.mark.lochkit_requires("injected_faults")
     def test_commit_retries_after_losing_one_race(self, vs: VersionStore, persist: Persist) -> None:
         """Right before the first pointer update another commit (on another key) moves the branch;
         the compare-and-swap fails, the commit is rebuilt on the new head and lands."""
@@ -126,6 +127,7 @@ class VersionStoreConcurrencySuite(VersionStoreSuite):
             "other-key": table("meta"),
         }
 
+    @pytest.mark.lochkit_requires("injected_faults")
     def test_lost_race_to_a_change_of_the_same_key_is_a_conflict(
         self, vs: VersionStore, persist: Persist
     ) -> None:
@@ -150,6 +152,7 @@ class VersionStoreConcurrencySuite(VersionStoreSuite):
         assert self.head(vs, b) == winner[0]
         assert self.values(vs, b, ["shared"]) == {"shared": table("winner")}
 
+    @pytest.mark.lochkit_requires("injected_faults")
     @pytest.mark.store_config(commit_retries=3, commit_timeout_millis=999_999_999)
     def test_commit_gives_up_after_the_configured_retries(self, vs: VersionStore, persist: Persist) -> None:
         """Another commit wins before every pointer update: after 3 retries the commit fails with
@@ -174,6 +177,7 @@ class VersionStoreConcurrencySuite(VersionStoreSuite):
         assert [e.hash for e in vs.get_commits(b)] == injected[::-1]
         assert vs.get_value(b, key("some-key")) is None
 
+    @pytest.mark.lochkit_requires("injected_faults")
     def test_merge_retries_after_losing_a_race(self, vs: VersionStore, persist: Persist) -> None:
         """Merges compare-and-swap the target like commits: a lost race to a commit on other keys is
         retried and the merge lands on top of it."""
@@ -201,6 +205,7 @@ class VersionStoreConcurrencySuite(VersionStoreSuite):
 
     # --- unknown outcomes ------------------------------------------------------------------------
 
+    @pytest.mark.lochkit_requires("injected_faults")
     @pytest.mark.parametrize("after_write", [False, True], ids=["instead-of-write", "after-write"])
     @pytest.mark.parametrize("method", ["update_reference_pointer", "store_obj", "store_objs"])
     def test_commit_survives_one_unknown_write_outcome(
@@ -221,6 +226,7 @@ class VersionStoreConcurrencySuite(VersionStoreSuite):
         (cid,) = result.added_content_ids.values()
         assert self.content_id(vs, b, "some-key") == cid
 
+    @pytest.mark.lochkit_requires("injected_faults")
     @pytest.mark.store_config(commit_retries=3)
     @pytest.mark.parametrize("after_write", [False, True], ids=["instead-of-write", "after-write"])
     def test_unknown_outcome_of_every_pointer_update(

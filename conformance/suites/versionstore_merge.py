@@ -8,9 +8,8 @@ merge altogether. ``expected_target_content`` makes a key behave as NORMAL and c
 against it; ``resolved_content`` (NORMAL only, with an expected target) commits the caller's
 resolution. A dry run computes the result and writes nothing.
 
-Differences from Nessie asserted here: lochkit's ``MergeConflictError`` is not a subclass of
-``ReferenceConflictError`` (Nessie's MergeConflictException is a ReferenceConflictException), and
-the result's ``details`` name only conflicting and dropped keys (Nessie lists every merged key).
+As in Nessie, ``MergeConflictError`` is a ``ReferenceConflictError`` whose conflicts list every key
+of the result, and the result's ``details`` name every key the merge touched or dropped.
 """
 
 from __future__ import annotations
@@ -118,7 +117,8 @@ class VersionStoreMergeSuite(VersionStoreSuite):
     @pytest.fixture
     def foo(self, vs: VersionStore) -> FooHistory:
         vs.create_reference(FOO)
-        initial = self.commit(vs, FOO, message="Default common ancestor")
+        # Not empty, so the suite also runs against Nessie's REST API (it refuses empty commits).
+        initial = self.commit(vs, FOO, Put(key("base"), table("base")), message="Default common ancestor")
         first = self.first_commit(vs, FOO, "First Commit")
         second, third = self.second_and_third_commits(vs, FOO)
         return FooHistory(initial, first, second, third)
@@ -193,7 +193,7 @@ class VersionStoreMergeSuite(VersionStoreSuite):
     def test_merge_into_a_tag_is_rejected(self, vs: VersionStore, foo: FooHistory) -> None:
         """Only branches take merges."""
         vs.create_reference(tag("t"), foo.initial)
-        with pytest.raises(ValueError, match="Can only merge into a branch, not into tag 't'"):
+        with pytest.raises(ValueError, match=exactly("Reference to merge into must be a branch.")):
             vs.merge(FOO, tag("t"))
 
     def test_merge_of_a_branch_into_itself_is_an_empty_success(
@@ -270,7 +270,8 @@ class VersionStoreMergeSuite(VersionStoreSuite):
         self.commit(vs, source, Delete(key("z")), Put(key("z2"), table("z-changed", ids["z"])))
         self.commit(vs, MAIN, Put(key("other"), table("o")))
         result = vs.merge(source, MAIN)
-        assert (result.applied, result.successful, result.details) == (True, True, {})
+        assert (result.applied, result.successful) == (True, True)
+        assert result.details == {key(k): KeyDetails(NORMAL) for k in ("a", "b", "z", "z2")}
         assert self.values(vs, MAIN, ["a", "b", "z", "z2", "other"]) == {
             "b": table("a"),
             "z2": table("z-changed"),
@@ -295,37 +296,48 @@ class VersionStoreMergeSuite(VersionStoreSuite):
 
     # --- conflicts and merge behaviours ----------------------------------------------------------
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_conflicting_change_is_reported_without_writing(
         self, vs: VersionStore, persist: Persist, foo: FooHistory
     ) -> None:
         """Target and source both created t1: a NORMAL merge reports "The following keys have been
         changed in conflict: 't1'" with the result (not applied, not successful, the conflict and the
-        target's current content) and writes nothing - also as a dry run. Without
-        ``raise_on_conflict`` the same result is returned."""
+        target's current content) and writes nothing - also as a dry run. As in Nessie, the details
+        and the error's conflicts also name the keys merged without a conflict (t2, t4; in the error
+        as KEY_CONFLICT). Without ``raise_on_conflict`` the same result is returned."""
         target = branch("bar_3")
         vs.create_reference(target, foo.initial)
         self.commit(vs, target, Put(key("t1"), table("v1_4")))
         current = vs.get_value(target, key("t1"))
         before = storage_snapshot(persist, vs)
+        expected_details = {
+            key("t1"): KeyDetails(
+                NORMAL, Conflict(ConflictType.KEY_EXISTS, key("t1"), "key 't1' already exists", current)
+            ),
+            key("t2"): KeyDetails(NORMAL),
+            key("t4"): KeyDetails(NORMAL),
+        }
         for dry_run in (False, True):
             with pytest.raises(
                 MergeConflictError, match=exactly("The following keys have been changed in conflict: 't1'")
             ) as e:
                 vs.merge(FOO, target, foo.initial, source_hash=foo.third, dry_run=dry_run)
             result: MergeResult = e.value.result
-            assert not isinstance(e.value, ReferenceConflictError)
+            assert isinstance(e.value, ReferenceConflictError)
+            assert sorted((c.conflict_type.name, str(c.key), c.message) for c in e.value.conflicts) == [
+                ("KEY_CONFLICT", "t2", "UNKNOWN"),
+                ("KEY_CONFLICT", "t4", "UNKNOWN"),
+                ("KEY_EXISTS", "t1", "key 't1' already exists"),
+            ]
             assert (result.applied, result.successful, result.was_dry_run) == (False, False, dry_run)
-            assert result.details == {
-                key("t1"): KeyDetails(
-                    NORMAL, Conflict(ConflictType.KEY_EXISTS, key("t1"), "key 't1' already exists", current)
-                )
-            }
+            assert result.details == expected_details
             assert storage_snapshot(persist, vs) == before
         returned = vs.merge(FOO, target, raise_on_conflict=False)
         assert (returned.applied, returned.successful) == (False, False)
-        assert list(returned.details) == [key("t1")]
+        assert returned.details == expected_details
         assert storage_snapshot(persist, vs) == before
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_merge_key_behavior_validation(self, vs: VersionStore, persist: Persist, foo: FooHistory) -> None:
         """Listed behaviours must be used ("Not all merge key behaviors ... [not.used, un.used]");
         DROP/FORCE must not carry resolved content; NORMAL or FORCE with a wrong expected target is a
@@ -503,7 +515,7 @@ class VersionStoreMergeSuite(VersionStoreSuite):
     def test_merge_that_drops_every_change_creates_no_commit(self, vs: VersionStore, dry_run: bool) -> None:
         """Both sides created key1 and key2; DROPping both leaves nothing to merge: successful, not
         applied, no new commit, and the details name both dropped keys."""
-        initial = self.commit(vs, MAIN, message="common ancestor")
+        initial = self.commit(vs, MAIN, Put(key("base"), table("base")), message="common ancestor")
         source, target = branch("source"), branch("target")
         vs.create_reference(source, initial)
         vs.create_reference(target, initial)
@@ -511,9 +523,10 @@ class VersionStoreMergeSuite(VersionStoreSuite):
         target_head = self.commit(vs, target, Put(key("key2"), table("value1")))
         self.commit(vs, source, Put(key("key1"), table("value2")))
         source_head = self.commit(vs, source, Put(key("key2"), table("value2")))
-        for default, behaviors in (
-            (NORMAL, [MergeKeyBehavior(key("key1"), DROP), MergeKeyBehavior(key("key2"), DROP)]),
-            (DROP, []),
+        for default, behaviors, also_listed in (
+            (NORMAL, [MergeKeyBehavior(key("key1"), DROP), MergeKeyBehavior(key("key2"), DROP)], {}),
+            # A default DROP applies to every key the merge meets, the unchanged base too (Nessie's).
+            (DROP, [], {key("base"): KeyDetails(DROP)}),
         ):
             result = vs.merge(
                 source,
@@ -526,9 +539,14 @@ class VersionStoreMergeSuite(VersionStoreSuite):
             )
             assert (result.applied, result.successful) == (False, True)
             assert result.created_commits == []
-            assert result.details == {key("key1"): KeyDetails(DROP), key("key2"): KeyDetails(DROP)}
+            assert result.details == {
+                key("key1"): KeyDetails(DROP),
+                key("key2"): KeyDetails(DROP),
+                **also_listed,
+            }
             assert next(vs.get_commits(target)).hash == target_head
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_dry_run_computes_the_merge_and_writes_nothing(
         self, vs: VersionStore, persist: Persist, foo: FooHistory
     ) -> None:
@@ -545,6 +563,7 @@ class VersionStoreMergeSuite(VersionStoreSuite):
         assert storage_snapshot(persist, vs) == before
         assert vs.merge(FOO, target).applied
 
+    @pytest.mark.lochkit_requires("storage_access")
     def test_merge_into_an_unknown_branch_or_from_an_unknown_commit_writes_nothing(
         self, vs: VersionStore, persist: Persist, foo: FooHistory
     ) -> None:

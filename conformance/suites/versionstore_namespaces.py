@@ -234,6 +234,7 @@ class VersionStoreNamespacesSuite(VersionStoreSuite):
             vs.merge(source, MAIN)
         assert self.values(vs, MAIN, ["ns", "ns.t"]) == {"ns": namespace("ns"), "ns.t": table("t")}
 
+    @pytest.mark.lochkit_requires("store_config")
     @pytest.mark.store_config(namespace_validation=False)
     def test_without_validation_content_needs_no_namespaces(self, vs: VersionStore) -> None:
         """With ``namespace_validation=False`` a commit may put name.spaced.table with no namespaces,
@@ -243,6 +244,7 @@ class VersionStoreNamespacesSuite(VersionStoreSuite):
         self.commit(vs, MAIN, Delete(key("ns")))
         assert {str(e.key) for e in vs.get_entries(MAIN)} == {"name.spaced.table", "ns.t"}
 
+    @pytest.mark.lochkit_requires("store_config")
     @pytest.mark.store_config(namespace_validation=False)
     @pytest.mark.parametrize("operation", ["merge", "transplant"])
     def test_without_validation_merge_and_transplant_need_no_namespaces(

@@ -16,6 +16,12 @@ COMMANDS: Final[tuple[str, ...]] = (
     "conformance",
     "bench",
     "servers",
+    "generate",
+    "content-generator",
+    "serve",
+    "experiment",
+    "scenario",
+    "compare-nessie",
     "check",
     "torture",
 )

@@ -1,21 +1,30 @@
-"""``lochkit conformance``: every conformance suite against one backend, with a per-area summary."""
+"""``lochkit conformance``: every conformance suite against one backend, with a per-area summary;
+or, with ``--self-check``, against every broken adapter of the catalogue, with the kill table."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 NAME = "conformance"
-HELP = "run the conformance suites against one backend"
+HELP = "run the conformance suites against one backend (or --self-check: against broken adapters)"
 DESCRIPTION = (
     "Runs every conformance suite against BACKEND, prints a per-area summary and exits non-zero on "
-    "any failure. Arguments after '--' go to pytest."
+    "any failure. Arguments after '--' go to pytest. With --self-check, runs the suite against every "
+    "deliberately broken adapter of lochkit's catalogue instead, prints which tests catch which bug, "
+    "and exits non-zero if one survives or a correct adapter fails."
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", required=True, help="backend name (see `lochkit backends`)")
+    parser.add_argument(
+        "--backend",
+        help="backend name (see `lochkit backends`), serve:NAME (the version-store suites through "
+        "`lochkit serve` over NAME) or nessie (a real Nessie server); required unless --self-check",
+    )
     parser.add_argument("--url", help="address of an already running server (otherwise provisioned)")
     parser.add_argument(
         "--provision", default="auto", choices=["auto", "external", "testcontainers", "local"]
@@ -23,9 +32,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", help="write per-area results as JSON to this file")
     parser.add_argument("-k", "--keyword", help="only tests matching this pytest -k expression")
     parser.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
+    check = parser.add_argument_group("self-check (what the suite can catch)")
+    check.add_argument(
+        "--self-check",
+        action="store_true",
+        help="run the suite against every broken adapter of the catalogue and print the kill table",
+    )
+    check.add_argument(
+        "--mutant", action="append", metavar="NAME", help="only this broken adapter (repeatable)"
+    )
+    check.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        metavar="N",
+        help="runs of each racy broken adapter; it counts as caught only if every run catches it (default 3)",
+    )
+    check.add_argument(
+        "--every-test",
+        action="store_true",
+        help="also run the whole suite against each broken adapter, to count the tests that catch it",
+    )
+    check.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="adapters checked at once (default 1)"
+    )
+    check.add_argument("--markdown", action="store_true", help="print the kill table as Markdown")
+    check.add_argument(
+        "--json", metavar="FILE", help="also write every result (each catching test, when counted) as JSON"
+    )
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
+    if args.self_check:
+        return _self_check(args)
+    if not args.backend:
+        print(
+            "lochkit conformance: give --backend NAME (see `lochkit backends`), or --self-check",
+            file=sys.stderr,
+        )
+        return 2
     import pytest
 
     pytest_args = [
@@ -40,7 +85,15 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         args.provision,
     ]
     if args.url:
-        pytest_args += ["--backend-url", f"{args.backend}={args.url}"]
+        from conformance.suite_targets import parse_target
+
+        try:
+            target = parse_target(args.backend)
+        except ValueError as e:
+            print(f"lochkit: {e}", file=sys.stderr)
+            return 2
+        # serve:NAME drives NAME's server: the address is NAME's.
+        pytest_args += ["--backend-url", f"{target.backend or args.backend}={args.url}"]
     if args.report:
         pytest_args += ["--lochkit-report", args.report]
     if args.keyword:
@@ -51,3 +104,47 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("lochkit: no conformance test was selected; check --keyword", file=sys.stderr)
     return code
+
+
+def _self_check(args: argparse.Namespace) -> int:
+    from conformance.mutants import MUTANTS, UnknownMutant, mutant_named
+    from conformance.mutants.kill_table import markdown_table, summary, text_table, to_json
+    from conformance.mutants.self_check import self_check
+
+    ignored = [flag for flag, value in (("--backend", args.backend), ("--url", args.url)) if value]
+    if ignored or args.keyword or args.report:
+        print(
+            "lochkit conformance: --self-check runs the catalogue's own adapters; "
+            "--backend, --url, --keyword and --report do not apply to it",
+            file=sys.stderr,
+        )
+        return 2
+    if args.json and not Path(args.json).resolve().parent.is_dir():
+        print(f"lochkit conformance: --json {args.json}: its directory does not exist", file=sys.stderr)
+        return 2
+    if args.repeat < 1 or args.jobs < 1:
+        print("lochkit conformance: --repeat and --jobs take a number of at least 1", file=sys.stderr)
+        return 2
+    try:
+        mutants = [mutant_named(n) for n in args.mutant] if args.mutant else list(MUTANTS)
+    except UnknownMutant as e:
+        print(f"lochkit conformance: {e}", file=sys.stderr)
+        return 2
+    print(f"self-check: the conformance suite against {len(mutants)} broken adapters", flush=True)
+    result = self_check(
+        mutants,
+        repeat=args.repeat,
+        every_test=args.every_test,
+        jobs=args.jobs,
+        progress=lambda line: print(f"  {line}", flush=True),
+    )
+    print()
+    for line in markdown_table(result) if args.markdown else text_table(result):
+        print(line)
+    print()
+    for line in summary(result):
+        print(line)
+    if args.json:
+        Path(args.json).write_text(json.dumps(to_json(result), indent=2) + "\n")
+        print(f"results written to {args.json}")
+    return 0 if result.ok else 1

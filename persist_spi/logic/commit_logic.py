@@ -267,6 +267,14 @@ class CommitLogic:
             return None
         return self.persist.fetch_as(commit_id, CommitObj)
 
+    def fetch_commit_if_exists(self, commit_id: ObjId) -> CommitObj | None:
+        """None for the empty id and for a missing commit (what merge-base searches walk with);
+        backend errors still surface."""
+        try:
+            return self.fetch_commit(commit_id)
+        except ObjNotFound:
+            return None
+
     def fetch_commits(self, ids: Sequence[ObjId]) -> list[CommitObj | None]:
         return self.persist.fetch_all_as([None if i == EMPTY_OBJ_ID else i for i in ids], CommitObj)
 

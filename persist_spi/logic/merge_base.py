@@ -97,7 +97,7 @@ def find_merge_base(
     if target == EMPTY_OBJ_ID:
         if source != EMPTY_OBJ_ID:
             node(source)
-        raise NoCommonAncestor(f"No common ancestor in parents of {source} and {target}")
+        raise NoCommonAncestor(f"No common ancestor in parents of {target} and {source}")
     if source == EMPTY_OBJ_ID:
         node(target)
         return target
@@ -129,5 +129,5 @@ def find_merge_base(
         for parent in node(commit_id).parents:
             push(parent, propagate)
     if not results:
-        raise NoCommonAncestor(f"No common ancestor in parents of {source} and {target}")
+        raise NoCommonAncestor(f"No common ancestor in parents of {target} and {source}")
     return results[0]

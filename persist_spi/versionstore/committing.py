@@ -24,11 +24,19 @@ from persist_spi.logic import create_commit as cc
 from persist_spi.objs import ContentValueObj, Obj, content_value, unique_id_for_uuid
 from persist_spi.persist import Persist
 from persist_spi.versionstore.content import NAMESPACE_PAYLOAD, Content, ContentKey
-from persist_spi.versionstore.errors import Conflict, ConflictType, InvalidOperation
+from persist_spi.versionstore.errors import (
+    Conflict,
+    ConflictType,
+    ContentIdClaimFailed,
+    InvalidOperation,
+)
 from persist_spi.versionstore.keymap import to_store_key
 from persist_spi.versionstore.operations import Delete, Operation, Put, Unchanged
 
 CONTENT_ID_SPACE = "content-id"
+#: A random content id is already taken with probability about 2**-122, so a few refusals in a row
+#: mean a broken backend, not bad luck; retrying forever would only hang the caller.
+MAX_CONTENT_ID_CLAIMS = 8
 
 
 @dataclass
@@ -87,12 +95,13 @@ def check_value_sizes(persist: Persist, operations: Sequence[Operation]) -> None
             raise ObjTooLarge(size, limit, None, f"content value of key '{op.key}'")
 
 
-def claim_content_id(persist: Persist) -> str:
+def claim_content_id(persist: Persist, new_id: Callable[[], uuid.UUID] = uuid.uuid4) -> str:
     """A fresh content id nobody else holds: claimed by storing a unique-id object."""
-    while True:
-        candidate = uuid.uuid4()
+    for _ in range(MAX_CONTENT_ID_CLAIMS):
+        candidate = new_id()
         if persist.store_obj(unique_id_for_uuid(CONTENT_ID_SPACE, candidate)):
             return str(candidate)
+    raise ContentIdClaimFailed(MAX_CONTENT_ID_CLAIMS)
 
 
 def _live(index: StoreIndex, key: ContentKey) -> CommitOp | None:
@@ -108,6 +117,7 @@ def prepare_commit(
     expected_is_head: bool,
     state: CommitState,
     current_content: Callable[[CommitOp], Content | None],
+    new_content_id: Callable[[], uuid.UUID] = uuid.uuid4,
 ) -> PreparedCommit:
     check_duplicates(operations)
     store_keys = [to_store_key(op.key) for op in operations]
@@ -156,8 +166,8 @@ def prepare_commit(
             if existing.content_id is None or content.id != str(existing.content_id):
                 raise InvalidOperation(
                     [Conflict.of(ConflictType.CONTENT_ID_DIFFERS, key, current)],
-                    f"Key '{key}' already exists with content ID {existing.content_id}, "
-                    f"different from {content.id} of the new value",
+                    f"Key '{key}' already exists with content ID {existing.content_id}, which is "
+                    f"different from the content ID {content.id} in the operation",
                 )
             if payload != existing.payload:
                 raise InvalidOperation(
@@ -167,7 +177,9 @@ def prepare_commit(
             content_id = content.id
             expected_value = existing.value
         elif content.id is not None:
-            renamed = deleted_ids.get(content.id)
+            # A deleted content id serves one rename: a second Put with it is new content with an
+            # id (Nessie's message), not a second rename.
+            renamed = deleted_ids.pop(content.id, None)
             if renamed is None or key in re_created:
                 raise InvalidOperation(
                     [Conflict.of(ConflictType.KEY_DOES_NOT_EXIST, key)],
@@ -177,7 +189,7 @@ def prepare_commit(
             expected_value = renamed.value
             prepared.created_keys.append(key)
         else:
-            content_id = state.content_ids.get(key) or claim_content_id(persist)
+            content_id = state.content_ids.get(key) or claim_content_id(persist, new_content_id)
             state.content_ids[key] = content_id
             prepared.new_content_ids[key] = content_id
             prepared.created_keys.append(key)

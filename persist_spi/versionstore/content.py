@@ -1,4 +1,5 @@
-"""Content keys and content types (Iceberg tables and views, namespaces) and their serialisation."""
+"""Content keys and content types (Iceberg tables and views, Delta Lake tables, UDFs, namespaces)
+and their serialisation."""
 
 from __future__ import annotations
 
@@ -37,6 +38,18 @@ class ContentKey:
     @classmethod
     def parse(cls, dotted: str) -> ContentKey:
         return cls(tuple(dotted.split(".")))
+
+    @classmethod
+    def from_path_string(cls, encoded: str) -> ContentKey:
+        """Nessie's path-string form (see :mod:`persist_spi.versionstore.path_string`)."""
+        from persist_spi.versionstore.path_string import elements_from_path_string
+
+        return cls(tuple(elements_from_path_string(encoded)))
+
+    def to_path_string(self) -> str:
+        from persist_spi.versionstore.path_string import to_path_string
+
+        return to_path_string(self.elements)
 
     @property
     def parent(self) -> ContentKey | None:
@@ -95,6 +108,16 @@ class IcebergTable(Content):
 
 
 @dataclass(frozen=True)
+class DeltaLakeTable(Content):
+    PAYLOAD: ClassVar[int] = 2
+    TYPE_NAME: ClassVar[str] = "DELTA_LAKE_TABLE"
+
+    metadata_location_history: tuple[str, ...] = ()
+    checkpoint_location_history: tuple[str, ...] = ()
+    last_checkpoint: str | None = None
+
+
+@dataclass(frozen=True)
 class IcebergView(Content):
     PAYLOAD: ClassVar[int] = 3
     TYPE_NAME: ClassVar[str] = "ICEBERG_VIEW"
@@ -115,10 +138,32 @@ class Namespace(Content):
     properties: Mapping[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class UDF(Content):
+    """A user-defined function: where its metadata lives, and which version and signature."""
+
+    PAYLOAD: ClassVar[int] = 5
+    TYPE_NAME: ClassVar[str] = "UDF"
+
+    metadata_location: str = ""
+    version_id: str | None = None
+    signature_id: str | None = None
+
+
 CONTENT_TYPES: Final[dict[int, type[Content]]] = {
-    c.PAYLOAD: c for c in (IcebergTable, IcebergView, Namespace)
+    c.PAYLOAD: c for c in (IcebergTable, DeltaLakeTable, IcebergView, Namespace, UDF)
 }
 _BY_NAME: Final[dict[str, type[Content]]] = {c.TYPE_NAME: c for c in CONTENT_TYPES.values()}
+
+
+def content_type_named(name: str) -> type[Content]:
+    """The content type called ``name`` (case-insensitive, as Nessie parses it)."""
+    found = _BY_NAME.get(name.strip().upper())
+    if found is None:
+        raise ValueError(f"Unknown content type '{name}'; known: {', '.join(sorted(_BY_NAME))}")
+    return found
+
+
 NAMESPACE_PAYLOAD: Final = Namespace.PAYLOAD
 
 

@@ -14,6 +14,12 @@ if TYPE_CHECKING:
 
 
 class ConflictType(enum.Enum):
+    """Nessie's conflict types; the value formats the conflict's message."""
+
+    UNKNOWN = "{key}"
+    #: A key a failed merge or transplant touched without a conflict of its own (Nessie lists
+    #: every key of a raised merge conflict; the others carry this type and the message "UNKNOWN").
+    KEY_CONFLICT = "UNKNOWN"
     KEY_EXISTS = "key '{key}' already exists"
     KEY_DOES_NOT_EXIST = "key '{key}' does not exist"
     PAYLOAD_DIFFERS = "payload of existing and expected content for key '{key}' are different"
@@ -25,6 +31,7 @@ class ConflictType(enum.Enum):
         "(using a content object that is not a namespace as a namespace is forbidden)"
     )
     NAMESPACE_NOT_EMPTY = "namespace '{key}' is not empty"
+    #: Its conflict names no key (Nessie's); the message names the reference and both hashes.
     UNEXPECTED_HASH = "hash of reference '{key}' is not the expected one"
 
 
@@ -52,6 +59,9 @@ class ReferenceAlreadyExistsError(LochkitError):
 class ReferenceConflictError(LochkitError):
     """The operation conflicts with the current state; ``conflicts`` says which key and how."""
 
+    #: Attempts the store made before the conflict (set by the version store's retry loop).
+    attempts: int = 1
+
     def __init__(self, conflicts: Sequence[Conflict], message: str | None = None) -> None:
         self.conflicts = tuple(conflicts)
         super().__init__(message if message is not None else conflicts_message(self.conflicts))
@@ -62,14 +72,47 @@ class InvalidOperation(ReferenceConflictError, ValueError):
     a content id or type...). It is a ValueError and still names the conflict and current content."""
 
 
+class ContentIdClaimFailed(LochkitError):
+    """The backend refused every freshly generated content id: its insert-if-absent is broken."""
+
+    def __init__(self, attempts: int) -> None:
+        super().__init__(
+            f"The backend reported {attempts} freshly generated random content ids in a row as already "
+            "taken. Random 122-bit ids do not collide, so its insert-if-absent reports new objects as "
+            "existing; check the adapter's insert_objs (True for every row it inserted)."
+        )
+        self.attempts = attempts
+
+
 class ReferenceRetryFailureError(LochkitError):
-    pass
+    """The commit lost every compare-and-swap race within the retry budget."""
+
+    attempts: int = 1
 
 
-class MergeConflictError(LochkitError):
+class MergeConflictError(ReferenceConflictError):
+    """A merge or transplant whose keys conflict; ``result`` is what it would have done. As in
+    Nessie, ``conflicts`` lists every key of the result: a conflicting key with its conflict, any
+    other key as ``KEY_CONFLICT``."""
+
     def __init__(self, message: str, result: Any) -> None:
         self.result = result
-        super().__init__(message)
+        details = getattr(result, "details", {})
+        super().__init__(
+            [
+                d.conflict if d.conflict is not None else Conflict(ConflictType.KEY_CONFLICT, k, "UNKNOWN")
+                for k, d in details.items()
+            ],
+            message,
+        )
+
+
+def unexpected_hash(ref_name: str, expected: Any, actual: Any) -> ReferenceConflictError:
+    """A reference is not at the hash the caller expected (Nessie's conflict names no key)."""
+    text = f"named-reference '{ref_name}' is not at expected hash '{expected}', but at '{actual}'"
+    return ReferenceConflictError(
+        [Conflict(ConflictType.UNEXPECTED_HASH, None, text)], text[:1].upper() + text[1:] + "."
+    )
 
 
 def conflicts_message(conflicts: Sequence[Conflict]) -> str:

@@ -5,6 +5,11 @@ happens when target and source both changed it: NORMAL reports a conflict (nothi
 FORCE takes the source's content, DROP keeps the target's. Identical changes on both sides, and
 namespaces created on both sides, never conflict. A dry run builds everything in an overlay and
 writes nothing.
+
+The result's ``details`` are Nessie's: every key the commit touched (with its behaviour, and its
+conflict if any), every key a DROP behaviour left out, and none of the keys resolved silently (the
+same change on both sides, a namespace created on both sides). Checks run in Nessie's order:
+conflicts, then namespaces, then unused key behaviours.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from persist_spi.errors import ObjNotFound
 from persist_spi.ids import ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import Action, IndexElement
@@ -35,11 +39,11 @@ from persist_spi.versionstore.errors import (
     ReferenceNotFoundError,
 )
 from persist_spi.versionstore.keymap import from_store_key, to_store_key
-from persist_spi.versionstore.meta import CommitMeta
+from persist_spi.versionstore.meta import CommitMeta, with_commit_time
 from persist_spi.versionstore.namespaces import namespace_conflicts
 from persist_spi.versionstore.operations import MergeBehavior, MergeKeyBehavior
 from persist_spi.versionstore.overlay import OverlayPersist
-from persist_spi.versionstore.refs import NamedRef, RefKind
+from persist_spi.versionstore.refs import DETACHED, NamedRef, RefKind
 from persist_spi.versionstore.results import KeyDetails, MergeResult
 from persist_spi.versionstore.store import RefOrHash, VersionStore
 
@@ -55,6 +59,8 @@ class _Policy:
     used: set[ContentKey] = field(default_factory=set)
     resolved_values: list[Obj] = field(default_factory=list)
     hard_conflicts: list[CommitConflict] = field(default_factory=list)
+    #: Keys that went through the conflict handler: only the handler records their details.
+    handled: set[ContentKey] = field(default_factory=set)
 
     def behavior(self, key: ContentKey) -> MergeKeyBehavior:
         found = self.by_key.get(key)
@@ -67,6 +73,7 @@ class _Policy:
         key = from_store_key(conflict.key)
         if key is None:
             return ConflictResolution.ADD
+        self.handled.add(key)
         existing, op = conflict.existing, conflict.op
         if conflict.conflict_type is LogicConflict.KEY_EXISTS and existing is not None and op is not None:
             if existing.payload == op.payload and existing.value == op.value:
@@ -81,14 +88,42 @@ class _Policy:
         if spec.expected_target_content is not None:
             behavior = MergeBehavior.NORMAL
         if behavior is MergeBehavior.FORCE:
+            self.details[key] = KeyDetails(MergeBehavior.FORCE)
             return ConflictResolution.ADD
         if behavior is MergeBehavior.DROP:
+            self.details[key] = KeyDetails(MergeBehavior.DROP)
             return ConflictResolution.DROP
         current = self.store._contents_for_ops([existing])[0]
         self.details[key] = KeyDetails(
             spec.behavior, Conflict.of(ConflictType[conflict.conflict_type.name], key, current)
         )
         return ConflictResolution.ADD
+
+    def on_op(self, store_key: StoreKey, _value: ObjId | None) -> None:
+        """An operation went into the commit without a conflict: Nessie lists it in the details."""
+        key = from_store_key(store_key)
+        if key is not None and key not in self.handled:
+            spec = self.by_key.get(key)
+            self.details.setdefault(key, KeyDetails(spec.behavior if spec is not None else self.default))
+
+    def drops(self) -> bool:
+        return self.default is MergeBehavior.DROP or any(
+            s.behavior is MergeBehavior.DROP for s in self.by_key.values()
+        )
+
+    def keep_in_merge(self, store_key: StoreKey) -> bool:
+        """Diff filter: a key whose behaviour is DROP stays out of the merge. As in Nessie, it is
+        asked for every key on either side, changed or not, and each DROP key it meets counts as
+        used and is listed as dropped."""
+        key = from_store_key(store_key)
+        if key is None:
+            return True
+        spec = self.by_key.get(key)
+        if (spec.behavior if spec is not None else self.default) is not MergeBehavior.DROP:
+            return True
+        self.used.add(key)
+        self.details[key] = KeyDetails(MergeBehavior.DROP)
+        return False
 
     def expected_value(self, is_add: bool, store_key: StoreKey, value: ObjId | None) -> ObjId | None:
         key = from_store_key(store_key)
@@ -202,18 +237,19 @@ class Merger:
         store = self.store
         by_key = _validate_behaviors(key_behaviors)
         if target.kind is not RefKind.BRANCH:
-            raise ValueError(f"Can only merge into a branch, not into tag '{target.name}'")
+            raise ValueError("Reference to merge into must be a branch.")
 
         def attempt(_: object) -> MergeResult:
-            ref = store._row(target, for_update=True)
-            head = ref.pointer
-            if expected_hash is not None and expected_hash != head:
-                store._find_in_history(target, head, expected_hash)
+            # Nessie resolves the source before the target, so a missing source is named first.
             from_id = (
                 store.hash_on_reference(source, source_hash)
                 if isinstance(source, NamedRef)
                 else store.hash_on_reference(None, source)
             )
+            ref = store._row(target, for_update=True)
+            head = ref.pointer
+            if expected_hash is not None and expected_hash != head:
+                store._find_in_history(target, head, expected_hash)
             result = MergeResult(
                 target, was_dry_run=dry_run, effective_target_hash=head, expected_hash=expected_hash
             )
@@ -233,31 +269,28 @@ class Merger:
             logic = CommitLogic(persist)
             base_index = logic.complete_index_of(base)
             source_index = logic.complete_index_of(from_id)
-            entries = []
-            for entry in logic.diff(base_index, source_index):
-                key = from_store_key(entry.key)
-                if key is not None and policy.behavior(key).behavior is MergeBehavior.DROP and key in by_key:
-                    policy.details[key] = KeyDetails(MergeBehavior.DROP)
-                    continue
-                if key is not None and default_behavior is MergeBehavior.DROP and key not in by_key:
-                    policy.details[key] = KeyDetails(MergeBehavior.DROP)
-                    continue
-                entries.append(entry)
+            entries = list(
+                logic.diff(
+                    base_index, source_index, key_filter=policy.keep_in_merge if policy.drops() else None
+                )
+            )
             adds, removes = _ops_from_diff(entries)
             message = (
-                meta.message if meta is not None else f"Merged {len(entries)} change(s) into {target.name}"
+                meta.message
+                if meta is not None and meta.message
+                else default_merge_message(source, from_id, target, expected_hash or head)
             )
             create = CreateCommit(
                 parent_commit_id=head,
                 message=message,
-                headers=(meta or CommitMeta()).to_headers(_now()),
+                headers=(meta or CommitMeta()).to_headers(store.sources.now()),
                 secondary_parents=(from_id,),
                 adds=tuple(adds),
                 removes=tuple(removes),
             )
             commit = _build(logic, store, create, policy)
-            _check_all_used(policy)
             self._check_namespaces(logic, head, commit)
+            _check_all_used(policy)
             if not _has_ops(commit, logic):
                 result.successful = True
                 result.resultant_target_hash = head
@@ -293,13 +326,18 @@ class Merger:
         key_behaviors: Sequence[MergeKeyBehavior] = (),
         dry_run: bool = False,
         raise_on_conflict: bool = True,
+        message: str | None = None,
     ) -> MergeResult:
         store = self.store
         by_key = _validate_behaviors(key_behaviors)
         if not sequence:
             raise ValueError("No hashes to transplant")
+        if message is not None and len(sequence) != 1:
+            raise ValueError(
+                f"A message can replace the message of one transplanted commit, not of {len(sequence)}"
+            )
         if target.kind is not RefKind.BRANCH:
-            raise ValueError(f"Can only transplant into a branch, not into tag '{target.name}'")
+            raise ValueError("Reference to transplant into must be a branch.")
 
         def attempt(_: object) -> MergeResult:
             ref = store._row(target, for_update=True)
@@ -317,7 +355,10 @@ class Merger:
             new_head = head
             created: list[ObjId] = []
             for source in sources:
-                create = self._replay(logic, source, source_parent, new_head)
+                now = store.sources.now() if store.transplant_commit_time else None
+                create = self._replay(logic, source, source_parent, new_head, now)
+                if message:
+                    create = dataclasses.replace(create, message=message)
                 commit = _build(logic, store, create, policy)
                 self._check_namespaces(logic, new_head, commit)
                 source_parent = logic.indexes.build_complete_index(source)
@@ -354,10 +395,7 @@ class Merger:
 
     def _load(self, commit_id: ObjId) -> CommitObj | None:
         # Only a missing commit ends the walk as "not found"; backend errors must surface as they are.
-        try:
-            return self.store.commits.fetch_commit(commit_id)
-        except ObjNotFound:
-            return None
+        return self.store.commits.fetch_commit_if_exists(commit_id)
 
     def _load_sequence(self, sequence: Sequence[ObjId]) -> list[CommitObj]:
         # Missing commits read as None (not ObjNotFound), so they are reported as "not found" below.
@@ -372,8 +410,16 @@ class Merger:
         return loaded
 
     def _replay(
-        self, logic: CommitLogic, source: CommitObj, source_parent: StoreIndex, parent: ObjId
+        self,
+        logic: CommitLogic,
+        source: CommitObj,
+        source_parent: StoreIndex,
+        parent: ObjId,
+        now: datetime.datetime | None,
     ) -> CreateCommit:
+        """The source commit's operations on ``parent``, each expecting what the source saw. Its
+        metadata is kept, but for the commit time when ``now`` is given (Nessie's REST API rewrites
+        it, so replaying a commit always writes a new commit)."""
         ops: list[IndexElement] = logic.indexes.commit_operations(source)
         source_parent.load_if_necessary([e.key for e in ops])
         adds: list[Add] = []
@@ -393,7 +439,7 @@ class Merger:
         return CreateCommit(
             parent_commit_id=parent,
             message=source.message,
-            headers=source.headers,
+            headers=source.headers if now is None else with_commit_time(source.headers, now),
             adds=tuple(_link_renames(adds, removes)),
             removes=tuple(removes),
         )
@@ -423,8 +469,14 @@ class Merger:
 
 
 def _build(logic: CommitLogic, store: VersionStore, create: CreateCommit, policy: _Policy) -> CommitObj:
+    policy.handled.clear()  # per commit: a key resolved in one replayed commit may be plain in the next
     commit = store._build(
-        create, policy.on_conflict, policy.expected_value, policy.committed_value, logic=logic
+        create,
+        policy.on_conflict,
+        policy.expected_value,
+        policy.committed_value,
+        logic=logic,
+        op_handler=policy.on_op,
     )
     if policy.hard_conflicts:
         raise ReferenceConflictError(store._conflicts(policy.hard_conflicts))
@@ -432,12 +484,15 @@ def _build(logic: CommitLogic, store: VersionStore, create: CreateCommit, policy
 
 
 def _conflict_message(policy: _Policy) -> str:
-    keys = ", ".join(f"'{k}'" for k, d in policy.details.items() if d.conflict is not None)
+    keys = ", ".join(f"'{k}'" for k in sorted(k for k, d in policy.details.items() if d.conflict is not None))
     return f"The following keys have been changed in conflict: {keys}"
 
 
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
+def default_merge_message(source: RefOrHash, source_hash: ObjId, target: NamedRef, target_hash: ObjId) -> str:
+    """Nessie's message for a merge commit the caller gave none for (a detached source is named
+    DETACHED, Nessie's name for it)."""
+    name = source.name if isinstance(source, NamedRef) else DETACHED
+    return f"Merged {name} at {source_hash} into {target.name} at {target_hash}"
 
 
 __all__ = ["Merger"]

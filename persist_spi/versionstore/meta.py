@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from persist_spi.headers import CommitHeaders
+from persist_spi.objs import CommitObj
 
 _RESERVED = frozenset({"date", "author-date", "committer", "author", "signed-off-by"})
 
@@ -20,6 +21,8 @@ class CommitMeta:
     author_time: datetime.datetime | None = None
     commit_time: datetime.datetime | None = None
     properties: Mapping[str, str] = field(default_factory=dict)
+    #: Multi-valued properties (Nessie's ``allProperties``); ``properties`` wins for a name in both.
+    all_properties: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: Filled in when read back from a commit.
     hash: str | None = None
     parent_hashes: tuple[str, ...] = ()
@@ -33,11 +36,22 @@ class CommitMeta:
             pairs.append(("committer", self.committer))
         pairs += [("author", a) for a in self.authors]
         pairs += [("signed-off-by", s) for s in self.signed_off_by]
-        for name, value in self.properties.items():
+        for name, values in self.merged_properties().items():
             if name.lower() in _RESERVED:
                 raise ValueError(f"Commit property '{name}' is reserved")
-            pairs.append((name, value))
+            pairs += [(name, value) for value in values]
         return CommitHeaders(pairs)
+
+    def merged_properties(self) -> dict[str, tuple[str, ...]]:
+        """Every property with all its values. A ``properties`` value replaces the values of the
+        same name in ``all_properties``, unless it is their first value (as in a commit read back,
+        which fills in both)."""
+        merged = {n: tuple(v) for n, v in self.all_properties.items()}
+        for name, value in self.properties.items():
+            values = merged.get(name)
+            if not values or values[0] != value:
+                merged[name] = (value,)
+        return merged
 
     @classmethod
     def from_commit(
@@ -51,9 +65,32 @@ class CommitMeta:
             author_time=_parse(headers.first("author-date")),
             commit_time=_parse(headers.first("date")),
             properties={n: v[0] for n, v in headers.items() if n not in _RESERVED and v},
+            all_properties={n: tuple(v) for n, v in headers.items() if n not in _RESERVED and v},
             hash=commit_hash,
             parent_hashes=parents,
         )
+
+
+def with_commit_time(headers: CommitHeaders, now: datetime.datetime) -> CommitHeaders:
+    """``headers`` with the commit time set to ``now`` (the author time is kept): the metadata of
+    a commit replayed elsewhere, as Nessie's transplant writes it."""
+    return CommitHeaders([("date", _iso(now)), *((n, v) for n, v in headers.pairs() if n != "date")])
+
+
+def commit_meta_of(commit: CommitObj) -> CommitMeta:
+    """The commit meta a log entry shows for ``commit`` (hash and parents filled in)."""
+    parents = (commit.direct_parent, *commit.secondary_parents)
+    return CommitMeta.from_commit(
+        commit.message, commit.headers, str(commit.id), tuple(str(p) for p in parents)
+    )
+
+
+def commit_time_of(commit: CommitObj) -> datetime.datetime:
+    """When ``commit`` was made: its commit-time header, else the time it was stored."""
+    from_header = _parse(commit.headers.first("date"))
+    if from_header is not None:
+        return from_header
+    return datetime.datetime.fromtimestamp(commit.created / 1_000_000, datetime.UTC)
 
 
 def _iso(value: datetime.datetime) -> str:

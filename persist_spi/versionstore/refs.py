@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from persist_spi.ids import ObjId
 from persist_spi.logic.internal_refs import REFS_HEADS, REFS_TAGS
 
+#: Nessie's name for a commit addressed without a reference ("detached").
+DETACHED = "DETACHED"
+
 
 class RefKind(enum.Enum):
     BRANCH = REFS_HEADS

@@ -3,16 +3,14 @@ Merge and transplant live in :mod:`persist_spi.versionstore.merging`."""
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from persist_spi.errors import (
     ObjNotFound,
     RefAlreadyExists,
     RefConditionFailed,
     RefNotFound,
-    RetryTimeout,
     UnknownOperationResult,
 )
 from persist_spi.headers import CommitHeaders
@@ -26,6 +24,7 @@ from persist_spi.logic.commit_logic import (
     ConflictHandler,
     DiffEntry,
     LoadedParent,
+    OpHandler,
     ValueReplacement,
     report_conflict,
 )
@@ -34,10 +33,12 @@ from persist_spi.logic.create_commit import CreateCommit
 from persist_spi.logic.outcomes import commit_in_history
 from persist_spi.logic.reference_logic import ReferenceLogic
 from persist_spi.logic.repository_logic import RepositoryLogic
-from persist_spi.logic.retry import RetryNeeded, commit_retry
+from persist_spi.logic.retry import RetryNeeded
 from persist_spi.objs import CommitObj, ContentValueObj, tag_obj
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
+from persist_spi.versionstore.api import RefOrHash, Validator, VersionStoreApi
+from persist_spi.versionstore.commit_specs import RelativeSpec, resolve_relative
 from persist_spi.versionstore.committing import CommitState, check_value_sizes, decode_value, prepare_commit
 from persist_spi.versionstore.content import Content, ContentKey
 from persist_spi.versionstore.errors import (
@@ -46,29 +47,68 @@ from persist_spi.versionstore.errors import (
     ReferenceAlreadyExistsError,
     ReferenceConflictError,
     ReferenceNotFoundError,
-    ReferenceRetryFailureError,
+    unexpected_hash,
 )
 from persist_spi.versionstore.keymap import from_store_key, store_key_max, store_key_min, to_store_key
-from persist_spi.versionstore.meta import CommitMeta
+from persist_spi.versionstore.meta import CommitMeta, commit_meta_of, commit_time_of
 from persist_spi.versionstore.namespaces import namespace_conflicts
-from persist_spi.versionstore.operations import Delete, Operation, Put
+from persist_spi.versionstore.operations import Delete, MergeBehavior, MergeKeyBehavior, Operation, Put
+from persist_spi.versionstore.policies import CommitPolicy, shared_policy
+from persist_spi.versionstore.policies.base import BuiltCommit, CommitRequest, with_retries
+from persist_spi.versionstore.ref_details import reference_history, reference_metadata
 from persist_spi.versionstore.refs import NamedRef, ReferenceAssigned, ReferenceInfo, RefKind, from_full_name
-from persist_spi.versionstore.results import CommitResult, Diff, KeyEntry, LogEntry, MergeResult
+from persist_spi.versionstore.results import (
+    CommitResult,
+    ContentsAt,
+    Diff,
+    KeyEntry,
+    LogEntry,
+    MergeResult,
+    ReferenceHistory,
+    ReferenceMetadata,
+)
+from persist_spi.versionstore.sources import DEFAULT_SOURCES, StoreSources
 
 T = TypeVar("T")
-#: Called with the operations of a commit before it is built; raise to reject the commit.
-Validator = Callable[[Sequence[Operation]], None]
-#: A reference, or a commit hash ("detached").
-RefOrHash = NamedRef | ObjId
 FETCH_BATCH = 50
 
 
 class VersionStore:
-    def __init__(self, persist: Persist) -> None:
+    """Nessie's version store over a Persist. It satisfies
+    :class:`~persist_spi.versionstore.api.VersionStoreApi`, the contract load tools and the REST
+    client share."""
+
+    def __init__(
+        self,
+        persist: Persist,
+        *,
+        sources: StoreSources = DEFAULT_SOURCES,
+        default_branch: str | None = None,
+        transplant_commit_time: bool = True,
+        policy: CommitPolicy | None = None,
+    ) -> None:
         self.persist = persist
+        #: Commit times and new content ids (seeded ones make runs reproducible).
+        self.sources = sources
+        #: A transplanted commit gets a new commit time, so replaying always writes a new commit,
+        #: as Nessie's REST API does. False keeps the source's metadata whole, as Nessie's version
+        #: store does when called without a metadata rewriter: replaying commits onto their own
+        #: base then gives the same ids (a fast-forward).
+        self.transplant_commit_time = transplant_commit_time
         self.commits = CommitLogic(persist)
         self.refs = ReferenceLogic(persist)
         self.repository = RepositoryLogic(persist)
+        self._default_branch = default_branch
+        #: How commits land on a branch: ``policy``, else the store config's ``commit-policy``
+        #: (one policy object per Persist and name, so stores sharing a Persist coordinate).
+        self.policy = policy if policy is not None else shared_policy(persist, persist.config.commit_policy)
+
+    def default_branch(self) -> str:
+        """The repository's default branch: as given, else from the repository description."""
+        if self._default_branch is None:
+            description = self.repository.fetch_repository_description()
+            self._default_branch = description.default_branch_name if description is not None else "main"
+        return self._default_branch
 
     # --- references ------------------------------------------------------------------------------
 
@@ -108,9 +148,7 @@ class VersionStore:
         self._check_commit_exists(target)
         other = RefKind.TAG if ref.kind is RefKind.BRANCH else RefKind.BRANCH
         if self.refs.get_references([other.value + ref.name])[0] is not None:
-            raise ReferenceAlreadyExistsError(
-                f"Named reference '{ref.name}' already exists as a {other.name.lower()}"
-            )
+            raise ReferenceAlreadyExistsError(f"Named reference '{ref.name}' already exists.")
         extended: ObjId | None = None
         if ref.kind is RefKind.TAG and (message is not None or headers is not None or signature is not None):
             info = tag_obj(message, headers, signature)
@@ -121,7 +159,7 @@ class VersionStore:
         try:
             return self._info(self.refs.create_reference(ref.full_name, target, extended))
         except RefAlreadyExists:
-            raise ReferenceAlreadyExistsError(f"Named reference '{ref.name}' already exists") from None
+            raise ReferenceAlreadyExistsError(f"Named reference '{ref.name}' already exists.") from None
 
     def delete_reference(self, ref: NamedRef, expected_hash: ObjId) -> ObjId:
         try:
@@ -129,11 +167,7 @@ class VersionStore:
         except RefNotFound:
             raise ReferenceNotFoundError(f"Named reference '{ref.name}' not found") from None
         except RefConditionFailed as e:
-            raise ReferenceConflictError(
-                [Conflict.of(ConflictType.UNEXPECTED_HASH, ref.name)],
-                f"Named-reference '{ref.name}' is not at expected hash '{expected_hash}', but at "
-                f"'{e.reference.pointer}'.",
-            ) from None
+            raise unexpected_hash(ref.name, expected_hash, e.reference.pointer) from None
         return expected_hash
 
     def assign(self, ref: NamedRef, expected_hash: ObjId | None, target: ObjId) -> ReferenceAssigned:
@@ -149,19 +183,44 @@ class VersionStore:
             raise ReferenceNotFoundError(f"Named reference '{ref.name}' not found") from None
         return ReferenceAssigned(ref, current.pointer, target)
 
-    def hash_on_reference(self, ref: NamedRef | None, hash_: ObjId | None) -> ObjId:
+    def hash_on_reference(
+        self, ref: NamedRef | None, hash_: ObjId | None, relative: Sequence[RelativeSpec] = ()
+    ) -> ObjId:
         """The commit a read addresses: the head of ``ref``, a commit in its history, or (without
-        a ref) a detached commit that must exist."""
+        a ref) a detached commit that must exist; then ``relative`` lookups from there (see
+        :mod:`persist_spi.versionstore.commit_specs`)."""
         if ref is None:
             if hash_ is None:
                 raise ValueError("Give a reference, a hash, or both")
             self._check_commit_exists(hash_)
-            return hash_
+            start = hash_
+        else:
+            head = self._row(ref).pointer
+            start = head if hash_ is None else hash_
+            if start != head:
+                self._find_in_history(ref, head, start)
+        if not relative:
+            return start
+        try:
+            return resolve_relative(start, relative, self._existing_commit, commit_time_of)
+        except ObjNotFound as e:
+            raise ReferenceNotFoundError(f"Commit '{e.obj_ids[0]}' not found") from None
+
+    def _existing_commit(self, commit_id: ObjId) -> CommitObj:
+        return self.persist.fetch_as(commit_id, CommitObj)
+
+    def reference_metadata(self, ref: NamedRef, base: NamedRef | None = None) -> ReferenceMetadata:
+        """The head's commit meta and commit count; for a branch other than ``base`` (default: the
+        default branch), the commits ahead and behind it and their common ancestor."""
         head = self._row(ref).pointer
-        if hash_ is None or hash_ == head:
-            return head
-        self._find_in_history(ref, head, hash_)
-        return hash_
+        base = base if base is not None else NamedRef(self.default_branch(), RefKind.BRANCH)
+        base_row = self.refs.get_references([base.full_name])[0]
+        base_head = base_row.pointer if base_row is not None else None
+        return reference_metadata(self.commits, ref, head, base, base_head)
+
+    def reference_history(self, ref: NamedRef, head_commits_to_scan: int | None = None) -> ReferenceHistory:
+        """The reference's head and its recorded former heads, each checked for consistency."""
+        return reference_history(self.persist, ref, self._row(ref), head_commits_to_scan)
 
     def _resolve(self, where: RefOrHash) -> ObjId:
         return (
@@ -181,58 +240,103 @@ class VersionStore:
         validator: Validator | None = None,
     ) -> CommitResult:
         """Commit ``operations`` on ``branch``. The commit is built on the current head; it is
-        rejected only when a key it touches changed since ``expected_hash`` (default: the head)."""
+        rejected only when a key it touches changed since ``expected_hash`` (default: the head).
+        How it lands (retries, waiting, grouping) is the store's :attr:`policy`."""
         if branch.kind is not RefKind.BRANCH:
-            raise ValueError(f"Can only commit to a branch, not to tag '{branch.name}'")
+            raise ValueError("Reference to commit into must be a branch.")
         check_value_sizes(self.persist, operations)
-        state = CommitState()
+        return self.policy.commit(self, CommitRequest(branch, expected_hash, meta, operations, validator))
 
-        def attempt(_: object) -> CommitResult:
-            ref = self._row(branch, for_update=True)
-            head_id = ref.pointer
-            expected_id = expected_hash if expected_hash is not None else head_id
-            if expected_id != head_id:
-                self._find_in_history(branch, head_id, expected_id)
-            head_commit = self.commits.fetch_commit(head_id)
-            head_index = self.commits.indexes.build_complete_index_or_empty(head_commit)
-            reference = head_index.reference if isinstance(head_index, LayeredIndex) else None
-            expected_index = (
-                head_index if expected_id == head_id else self.commits.complete_index_of(expected_id)
+    # --- what commit policies ask of the store (policies.base.Committer) -------------------------
+
+    def read_branch(self, branch: NamedRef) -> Reference:
+        return self._row(branch, for_update=True)
+
+    def build_on(
+        self,
+        request: CommitRequest,
+        state: CommitState,
+        head: Reference,
+        parent: CommitObj | None = None,
+        store: bool = True,
+    ) -> BuiltCommit:
+        """Validate ``request`` and store its commit on ``parent`` (default: the branch head), not
+        yet moving the branch. A parent other than the head is a commit of the same group, not yet
+        on the branch. With ``store=False`` nothing is written: the commit and the objects it
+        needs are returned for the caller to store."""
+        head_id = head.pointer
+        tip_id = head_id if parent is None else parent.id
+        expected_id = request.expected_hash if request.expected_hash is not None else tip_id
+        if expected_id not in (tip_id, head_id):
+            self._find_in_history(request.branch, head_id, expected_id)
+        tip_commit = self.commits.fetch_commit(head_id) if parent is None else parent
+        tip_index = self.commits.indexes.build_complete_index_or_empty(tip_commit)
+        reference = tip_index.reference if isinstance(tip_index, LayeredIndex) else None
+        expected_index = tip_index if expected_id == tip_id else self.commits.complete_index_of(expected_id)
+        prepared = prepare_commit(
+            self.persist,
+            request.operations,
+            expected_index,
+            tip_index,
+            expected_id == tip_id,
+            state,
+            self._content_for_op,
+            self.sources.new_content_id,
+        )
+        if self.persist.config.namespace_validation:
+            conflicts = namespace_conflicts(
+                tip_index, prepared.created_keys, prepared.added_namespaces, prepared.deleted
             )
+            if conflicts:
+                raise ReferenceConflictError(conflicts)
+        if request.validator is not None:
+            request.validator(request.operations)
+        create = CreateCommit(
+            parent_commit_id=tip_id,
+            message=request.meta.message,
+            headers=request.meta.to_headers(self.sources.now()),
+            adds=tuple(prepared.adds),
+            removes=tuple(prepared.removes),
+            unchanged=tuple(prepared.unchanged),
+        )
+        commit = self._build(create, loaded_parent=LoadedParent(tip_commit, reference))
+        if not store:
+            result = CommitResult(commit.id, tip_id, dict(prepared.new_content_ids))
+            return BuiltCommit(commit, result, tuple(prepared.objects))
+        stored = self.commits.store_commit(commit, prepared.objects)
+        if stored.commit is None:
+            raise RuntimeError(f"Hash collision detected for commit {commit.id}")
+        state.stored.update(o.id for o in prepared.objects)
+        return BuiltCommit(
+            stored.commit, CommitResult(stored.commit.id, tip_id, dict(prepared.new_content_ids))
+        )
+
+    def move_branch(self, ref: Reference, new_head: ObjId) -> None:
+        self._move_branch(ref, new_head)
+
+    def prepare_values(self, request: CommitRequest, state: CommitState) -> None:
+        """Claim the request's new content ids and store its content values, as of the branch
+        head, ahead of building the commit: ``group`` has every caller do this in its own thread,
+        so its leader only builds and stores the commits. A request that does not validate here is
+        left for the build to report."""
+        head = self.read_branch(request.branch)
+        index = self.commits.indexes.build_complete_index_or_empty(self.commits.fetch_commit(head.pointer))
+        try:
             prepared = prepare_commit(
                 self.persist,
-                operations,
-                expected_index,
-                head_index,
-                expected_id == head_id,
+                request.operations,
+                index,
+                index,
+                True,
                 state,
                 self._content_for_op,
+                self.sources.new_content_id,
             )
-            if self.persist.config.namespace_validation:
-                conflicts = namespace_conflicts(
-                    head_index, prepared.created_keys, prepared.added_namespaces, prepared.deleted
-                )
-                if conflicts:
-                    raise ReferenceConflictError(conflicts)
-            if validator is not None:
-                validator(operations)
-            create = CreateCommit(
-                parent_commit_id=head_id,
-                message=meta.message,
-                headers=meta.to_headers(datetime.datetime.now(datetime.UTC)),
-                adds=tuple(prepared.adds),
-                removes=tuple(prepared.removes),
-                unchanged=tuple(prepared.unchanged),
-            )
-            commit = self._build(create, loaded_parent=LoadedParent(head_commit, reference))
-            stored = self.commits.store_commit(commit, prepared.objects)
-            if stored.commit is None:
-                raise RuntimeError(f"Hash collision detected for commit {commit.id}")
+        except ValueError:
+            return
+        if prepared.objects:
+            self.persist.store_objs(prepared.objects)
             state.stored.update(o.id for o in prepared.objects)
-            self._move_branch(ref, stored.commit.id)
-            return CommitResult(stored.commit.id, head_id, dict(prepared.new_content_ids))
-
-        return self._with_retries(attempt)
 
     def _build(
         self,
@@ -242,13 +346,16 @@ class VersionStore:
         committed_value_replacement: ValueReplacement | None = None,
         logic: CommitLogic | None = None,
         loaded_parent: LoadedParent | None = None,
+        op_handler: OpHandler | None = None,
     ) -> CommitObj:
-        """Build a commit; key conflicts become a ReferenceConflictError naming the current content."""
+        """Build a commit; key conflicts become a ReferenceConflictError naming the current content.
+        ``op_handler`` is told of each operation that went in without a conflict."""
         logic = logic if logic is not None else self.commits
         try:
             return logic.build_commit_obj(
                 create,
                 conflict_handler,
+                op_handler or _ignore_op,
                 expected_value_replacement=expected_value_replacement,
                 committed_value_replacement=committed_value_replacement,
                 loaded_parent=loaded_parent,
@@ -270,13 +377,8 @@ class VersionStore:
                 raise RetryNeeded() from None
 
     def _with_retries(self, attempt: Callable[[object], T]) -> T:
-        try:
-            return commit_retry(self.persist.config, attempt)
-        except RetryTimeout as e:
-            raise ReferenceRetryFailureError(
-                f"The commit operation could not be performed after {e.retries} retries within the "
-                f"configured commit timeout after {e.elapsed_nanos // 1_000_000} ms"
-            ) from e
+        """Run a branch-changing ``attempt`` (merge, transplant) in Nessie's bounded retry loop."""
+        return with_retries(self.persist.config, attempt)
 
     def _conflicts(self, conflicts: Sequence[CommitConflict]) -> list[Conflict]:
         existing = [c.existing for c in conflicts]
@@ -304,6 +406,13 @@ class VersionStore:
 
     def get_value(self, where: RefOrHash, key: ContentKey) -> Content | None:
         return self.get_values(where, [key]).get(key)
+
+    def get_contents(self, where: RefOrHash, keys: Sequence[ContentKey]) -> ContentsAt:
+        """Like :meth:`get_values`, and also which commit was read (the branch head when
+        ``where`` is a reference), as Nessie's GET contents answers."""
+        at = self._resolve(where)
+        contents = self.get_values(at, keys)
+        return ContentsAt(at, contents, where if isinstance(where, NamedRef) else None)
 
     def get_entries(
         self,
@@ -364,24 +473,25 @@ class VersionStore:
             raise ReferenceNotFoundError(str(e)) from None
 
     def _log_entry(self, commit: CommitObj, with_operations: bool) -> LogEntry:
-        parents = (commit.direct_parent, *commit.secondary_parents)
-        meta = CommitMeta.from_commit(
-            commit.message, commit.headers, str(commit.id), tuple(str(p) for p in parents)
-        )
+        meta = commit_meta_of(commit)
         operations: tuple[Operation, ...] | None = None
         if with_operations:
             ops = self.commits.indexes.commit_operations(commit)
             adds = [e for e in ops if e.op.exists]
             contents = self._contents_for_ops([e.op for e in adds])
             by_key = {e.key: c for e, c in zip(adds, contents, strict=True)}
-            built: list[Operation] = []
+            deletes: list[Operation] = []
+            puts: list[Operation] = []
             for element in ops:
                 key = from_store_key(element.key)
                 if key is None:
                     continue
                 content = by_key.get(element.key)
-                built.append(Put(key, content) if element.op.exists and content is not None else Delete(key))
-            operations = tuple(built)
+                if element.op.exists and content is not None:
+                    puts.append(Put(key, content))
+                else:
+                    deletes.append(Delete(key))
+            operations = (*deletes, *puts)  # Nessie lists a commit's deletes first
         return LogEntry(commit.id, commit.direct_parent, meta, operations, str(commit.id))
 
     def get_diffs(
@@ -429,22 +539,61 @@ class VersionStore:
     # --- merge and transplant --------------------------------------------------------------------
 
     def merge(
-        self, source: RefOrHash, target: NamedRef, expected_hash: ObjId | None = None, **options: Any
+        self,
+        source: RefOrHash,
+        target: NamedRef,
+        expected_hash: ObjId | None = None,
+        *,
+        source_hash: ObjId | None = None,
+        default_behavior: MergeBehavior = MergeBehavior.NORMAL,
+        key_behaviors: Sequence[MergeKeyBehavior] = (),
+        dry_run: bool = False,
+        meta: CommitMeta | None = None,
+        raise_on_conflict: bool = True,
     ) -> MergeResult:
         """Squash the source's changes since the merge base into one commit on ``target``; see
         :meth:`persist_spi.versionstore.merging.Merger.merge` for the options."""
         from persist_spi.versionstore.merging import Merger
 
-        return Merger(self).merge(source, target, expected_hash, **options)
+        return Merger(self).merge(
+            source,
+            target,
+            expected_hash,
+            source_hash=source_hash,
+            default_behavior=default_behavior,
+            key_behaviors=key_behaviors,
+            dry_run=dry_run,
+            meta=meta,
+            raise_on_conflict=raise_on_conflict,
+        )
 
     def transplant(
-        self, target: NamedRef, expected_hash: ObjId | None, sequence: Sequence[ObjId], **options: Any
+        self,
+        target: NamedRef,
+        expected_hash: ObjId | None,
+        sequence: Sequence[ObjId],
+        *,
+        default_behavior: MergeBehavior = MergeBehavior.NORMAL,
+        key_behaviors: Sequence[MergeKeyBehavior] = (),
+        dry_run: bool = False,
+        raise_on_conflict: bool = True,
+        message: str | None = None,
     ) -> MergeResult:
-        """Replay contiguous commits one by one on ``target``; see
+        """Replay contiguous commits one by one on ``target`` (``message`` replaces the message of
+        a single transplanted commit); see
         :meth:`persist_spi.versionstore.merging.Merger.transplant` for the options."""
         from persist_spi.versionstore.merging import Merger
 
-        return Merger(self).transplant(target, expected_hash, sequence, **options)
+        return Merger(self).transplant(
+            target,
+            expected_hash,
+            sequence,
+            default_behavior=default_behavior,
+            key_behaviors=key_behaviors,
+            dry_run=dry_run,
+            raise_on_conflict=raise_on_conflict,
+            message=message,
+        )
 
     # --- helpers ---------------------------------------------------------------------------------
 
@@ -487,15 +636,23 @@ class VersionStore:
         raise ReferenceNotFoundError(f"Could not find commit '{wanted}' in reference '{ref.name}'.")
 
     def _unexpected_hash(self, ref: NamedRef, expected: ObjId, actual: ObjId) -> ReferenceConflictError:
-        return ReferenceConflictError(
-            [Conflict.of(ConflictType.UNEXPECTED_HASH, ref.name)],
-            f"Named-reference '{ref.name}' is not at expected hash '{expected}', but at '{actual}'.",
-        )
+        return unexpected_hash(ref.name, expected, actual)
+
+
+def _ignore_op(_key: StoreKey, _value: ObjId | None) -> None:
+    pass
 
 
 def _key_range(
     min_key: ContentKey | None, max_key: ContentKey | None, prefix_key: ContentKey | None, token: str | None
 ) -> tuple[StoreKey | None, StoreKey | None]:
+    if min_key is not None and max_key is not None and store_key_min(min_key) > store_key_max(max_key):
+        # Nessie's index refuses such a range ("'to' must be greater than 'from'") when a key lies
+        # between the two bounds; lochkit refuses it always, so the answer does not depend on data.
+        raise ValueError(
+            f"'to' must be greater than 'from': the minimum key '{min_key}' is above the maximum key "
+            f"'{max_key}'"
+        )
     begin: StoreKey | None = None
     end: StoreKey | None = None
     if prefix_key is not None:
@@ -514,4 +671,9 @@ def _key_range(
     return begin, end
 
 
-__all__ = ["VersionStore"]
+def as_api(store: VersionStore) -> VersionStoreApi:
+    """The store as the shared contract (mypy checks here that VersionStore satisfies it)."""
+    return store
+
+
+__all__ = ["RefOrHash", "Validator", "VersionStore"]

@@ -3,7 +3,7 @@ fixture to hand over a factory (the test module then imports every suite)."""
 
 import pytest
 
-from .toy_sqlite import ToySqliteFactory
+from conformance.examples.toy_sqlite import ToySqliteFactory
 
 
 @pytest.fixture(scope="session")

@@ -104,6 +104,12 @@ def test_store_config_defaults_are_nessies() -> None:
     from persist_spi.config import _kebab
 
     defaults = {_kebab(f.name): getattr(StoreConfig(), f.name) for f in dataclasses.fields(StoreConfig)}
+    # lochkit's own settings (commit policies), which Nessie does not have:
+    assert {k: defaults.pop(k) for k in ("commit-policy", "commit-lease-millis", "group-max-commits")} == {
+        "commit-policy": "nessie",
+        "commit-lease-millis": 1000,
+        "group-max-commits": 64,
+    }
     assert defaults == {
         "repository-id": "",
         "parents-per-commit": 20,

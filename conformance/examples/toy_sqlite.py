@@ -21,13 +21,30 @@ CAPABILITIES = Capabilities(
     },
 )
 
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS refs (repo TEXT, name TEXT, pointer BLOB, deleted INTEGER, created INTEGER,
                                  ext BLOB, prev BLOB, PRIMARY KEY (repo, name));
 CREATE TABLE IF NOT EXISTS objs (repo TEXT, id BLOB, type TEXT, token TEXT, data BLOB, referenced INTEGER,
                                  PRIMARY KEY (repo, id));
 """
-_REF_MATCH = "repo=? AND name=? AND pointer=? AND deleted=? AND created=? AND ext IS ?"
+REF_MATCH = "repo=? AND name=? AND pointer=? AND deleted=? AND created=? AND ext IS ?"
+
+
+def ref_match_args(repo: str, expected: RefRow) -> tuple[object, ...]:
+    """The values for REF_MATCH: the compare-and-swap condition of a reference row."""
+    return (
+        repo,
+        expected.name,
+        expected.pointer,
+        int(expected.deleted),
+        expected.created_at_micros,
+        expected.extended_info,
+    )
+
+
+def ref_values(row: RefRow) -> tuple[object, ...]:
+    """The values of a row's columns after its name, in table order."""
+    return row.pointer, int(row.deleted), row.created_at_micros, row.extended_info, row.previous_pointers
 
 
 class ToySqliteAdapter(BackendAdapter):
@@ -46,7 +63,7 @@ class ToySqliteAdapter(BackendAdapter):
 
     def setup_schema(self) -> str:
         with self._lock:
-            self._db.executescript(_SCHEMA)
+            self._db.executescript(SCHEMA)
         return "toy-sqlite: tables refs, objs"
 
     def close(self) -> None:
@@ -69,41 +86,19 @@ class ToySqliteAdapter(BackendAdapter):
 
     def insert_ref(self, repo: str, row: RefRow) -> bool:
         cursor = self._run(
-            "INSERT OR IGNORE INTO refs VALUES (?,?,?,?,?,?,?)", (repo, *row[:2], int(row.deleted), *row[3:])
+            "INSERT OR IGNORE INTO refs VALUES (?,?,?,?,?,?,?)", (repo, row.name, *ref_values(row))
         )
         return cursor.rowcount == 1
 
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
         cursor = self._run(
-            f"UPDATE refs SET pointer=?, deleted=?, created=?, ext=?, prev=? WHERE {_REF_MATCH}",
-            (
-                new.pointer,
-                int(new.deleted),
-                new.created_at_micros,
-                new.extended_info,
-                new.previous_pointers,
-                repo,
-                expected.name,
-                expected.pointer,
-                int(expected.deleted),
-                expected.created_at_micros,
-                expected.extended_info,
-            ),
+            f"UPDATE refs SET pointer=?, deleted=?, created=?, ext=?, prev=? WHERE {REF_MATCH}",
+            (*ref_values(new), *ref_match_args(repo, expected)),
         )
         return cursor.rowcount == 1
 
     def delete_ref(self, repo: str, expected: RefRow) -> bool:
-        cursor = self._run(
-            f"DELETE FROM refs WHERE {_REF_MATCH}",
-            (
-                repo,
-                expected.name,
-                expected.pointer,
-                int(expected.deleted),
-                expected.created_at_micros,
-                expected.extended_info,
-            ),
-        )
+        cursor = self._run(f"DELETE FROM refs WHERE {REF_MATCH}", ref_match_args(repo, expected))
         return cursor.rowcount == 1
 
     def fetch_objs(self, repo: str, ids: Sequence[bytes]) -> list[ObjRow | None]:
@@ -121,14 +116,16 @@ class ToySqliteAdapter(BackendAdapter):
     def insert_objs(self, repo: str, rows: Sequence[ObjRow]) -> list[bool]:
         result = []
         for row in rows:
-            cursor = self._run("INSERT OR IGNORE INTO objs VALUES (?,?,?,?,?,?)", (repo, *row))
-            if cursor.rowcount == 1:
-                result.append(True)
-            else:
-                self._run(
-                    "UPDATE objs SET referenced=? WHERE repo=? AND id=?", (row.referenced, repo, row.obj_id)
-                )
-                result.append(False)
+            # Both statements under one lock: a delete slipping in between would remove an object
+            # its writer was just told exists (and garbage collection relies on ``referenced``).
+            with self._lock:
+                cursor = self._db.execute("INSERT OR IGNORE INTO objs VALUES (?,?,?,?,?,?)", (repo, *row))
+                if cursor.rowcount != 1:
+                    self._db.execute(
+                        "UPDATE objs SET referenced=? WHERE repo=? AND id=?",
+                        (row.referenced, repo, row.obj_id),
+                    )
+            result.append(cursor.rowcount == 1)
         return result
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:

@@ -1,0 +1,98 @@
+"""Timing every API call of a load command into the run's events and its summary statistics."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from array import array
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from loadgen.runs.events import CONFLICT, ERROR, OK, RETRY_TIMEOUT, Event, EventWriter
+from persist_spi.versionstore.errors import (
+    MergeConflictError,
+    ReferenceAlreadyExistsError,
+    ReferenceConflictError,
+    ReferenceNotFoundError,
+    ReferenceRetryFailureError,
+)
+
+
+def classify(error: BaseException) -> tuple[str, str]:
+    """(outcome, error_kind) for a failed operation."""
+    if isinstance(error, ReferenceRetryFailureError):
+        return RETRY_TIMEOUT, "ReferenceRetryFailure"
+    if isinstance(error, MergeConflictError):  # before its base class, ReferenceConflictError
+        return CONFLICT, "MERGE_CONFLICT"
+    if isinstance(error, ReferenceConflictError):
+        kinds = sorted({c.conflict_type.name for c in error.conflicts}) or ["REFERENCE_CONFLICT"]
+        return CONFLICT, ",".join(kinds)
+    if isinstance(error, ReferenceNotFoundError):
+        return ERROR, "ReferenceNotFound"
+    if isinstance(error, ReferenceAlreadyExistsError):
+        return ERROR, "ReferenceAlreadyExists"
+    return ERROR, type(error).__name__
+
+
+@dataclass
+class Measured:
+    """Filled in by the code inside :meth:`Recorder.measure`."""
+
+    puts: int = 0
+    attempts: int = 1
+    commit_hash: str | None = None
+
+
+@dataclass
+class Recorder:
+    """Writes one event per measured call and keeps, per action, the durations of successful calls
+    (8 bytes each) and the outcome counts, for the summary."""
+
+    events: EventWriter | None
+    worker: str = "main"
+    durations: dict[str, array[int]] = field(default_factory=dict)
+    outcomes: Counter[tuple[str, str]] = field(default_factory=Counter)
+    op_nanos: int = 0
+
+    @contextlib.contextmanager
+    def measure(self, action: str, ref: str | None = None, puts: int = 0) -> Iterator[Measured]:
+        measured = Measured(puts=puts)
+        start_wall = time.time_ns()
+        start = time.perf_counter_ns()
+        outcome, kind = OK, None
+        try:
+            yield measured
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt | SystemExit | GeneratorExit):
+                raise
+            outcome, kind = classify(e)
+            measured.attempts = getattr(e, "attempts", measured.attempts)
+            raise
+        finally:
+            duration = time.perf_counter_ns() - start
+            self.op_nanos += duration
+            self.outcomes[(action, outcome)] += 1
+            if outcome == OK:
+                self.durations.setdefault(action, array("q")).append(duration)
+            if self.events is not None:
+                self.events.add(
+                    Event(
+                        start_wall,
+                        duration,
+                        self.worker,
+                        action,
+                        outcome,
+                        measured.puts,
+                        measured.attempts,
+                        kind,
+                        ref,
+                        measured.commit_hash,
+                    )
+                )
+
+    def count(self, action: str, outcome: str) -> int:
+        return self.outcomes[(action, outcome)]
+
+    def calls(self) -> int:
+        return sum(self.outcomes.values())

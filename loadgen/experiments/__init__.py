@@ -1,0 +1,1 @@
+"""Experiments: load runs that answer one question and print a table (see ``docs/asymmetric.md``)."""

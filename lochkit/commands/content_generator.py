@@ -1,0 +1,443 @@
+"""``lochkit content-generator SUBCOMMAND``: Nessie's ``nessie-content-generator``, against a lochkit
+backend in-process or any Nessie server (see ``lochkit/targets.py`` for choosing one).
+
+Exit codes as Nessie's: 0 done, 1 an error was recorded (a failed commit, an unknown reference, an
+unreachable target), 2 a usage error (a bad option or key pattern)."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+NAME = "content-generator"
+HELP = "Nessie's content generator: generate commits, read and maintain content (see --help)"
+DESCRIPTION = (
+    "Nessie's content generator (nessie-content-generator) against a lochkit backend in-process or "
+    "any Nessie server. 'lochkit generate' is 'lochkit content-generator generate'."
+)
+SUBCOMMANDS = (
+    "generate",
+    "entries",
+    "commits",
+    "refs",
+    "content",
+    "content-refresh",
+    "delete",
+    "copy",
+    "create-missing-namespaces",
+)
+USAGE_ERROR = 2
+
+
+def _default_author() -> str | None:
+    try:
+        return os.environ.get("USER") or getpass.getuser()
+    except Exception:  # no user name in this environment: commits carry no author, as in Nessie
+        return None
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    from lochkit.targets import add_target_arguments
+
+    add_target_arguments(parser)
+    parser.add_argument("-v", "--verbose", action="store_true", help="Produce verbose output (if possible)")
+
+
+def _committing(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--author",
+        default=_default_author(),
+        help="Commit author for changes made by this command (default: the USER environment variable)",
+    )
+
+
+def _run_output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="run directory for run.json and events.parquet (default: a new one under .lochkit/runs/)",
+    )
+
+
+def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
+    _common(parser)
+    _committing(parser)
+    _run_output(parser)
+    parser.add_argument(
+        "-n", "--num-commits", type=int, default=100, help="Number of commits to create (default 100)."
+    )
+    parser.add_argument(
+        "-b", "--num-branches", type=int, default=1, help="Number of branches to use (default 1)."
+    )
+    parser.add_argument(
+        "-D",
+        "--default-branch",
+        help="Name of the default branch, uses the server's default branch if not specified; created "
+        "from the server's default branch when missing.",
+    )
+    parser.add_argument(
+        "-t",
+        "--num-tables",
+        type=int,
+        default=1,
+        help="Number of table names, each commit chooses a random table (content-key) (default 1).",
+    )
+    parser.add_argument(
+        "--puts-per-commit",
+        type=int,
+        default=1,
+        help="Keys drawn (with replacement, then de-duplicated) from the table names per commit (default 1).",
+    )
+    parser.add_argument(
+        "--key-pattern",
+        help="Key pattern for the table names, e.g. 'db_${every,10,uuid}.tbl_${seq,0}' "
+        "(functions uuid, int,B, string,L, seq,O, every,N,F..., prob,P,F...; $$ is a literal $).",
+    )
+    parser.add_argument(
+        "--type",
+        default="ICEBERG_TABLE",
+        help="Content-types to generate. Defaults to ICEBERG_TABLE. Possible values: ICEBERG_TABLE, "
+        "ICEBERG_VIEW, DELTA_LAKE_TABLE, UDF",
+    )
+    parser.add_argument(
+        "-T",
+        "--tag-probability",
+        type=float,
+        default=0.0,
+        help="Probability to create a new tag off the last commit.",
+    )
+    parser.add_argument(
+        "-d",
+        "--duration",
+        help="Runtime duration, equally distributed among the number of commits to create "
+        "(ISO-8601 like PT30S or PT5M, or seconds).",
+    )
+    parser.add_argument(
+        "--continue-on-error", action="store_true", help="On a commit conflict, print it and continue."
+    )
+    parser.add_argument("-m", "--message", help="Commit message (auto-generated if not set).")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="lochkit only: make the run reproducible (keys, contents, draws; on the in-process target "
+        "also commit times and content ids, hence commit ids).",
+    )
+
+
+def parse_duration(text: str | None) -> float | None:
+    """Seconds from an ISO-8601 duration (java.time.Duration's PnDTnHnMn.nS) or a plain number."""
+    if text is None:
+        return None
+    import re
+
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    match = re.fullmatch(
+        r"([-+]?)P(?:([-+]?\d+)D)?(?:T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?\d+(?:[.,]\d+)?)S)?)?",
+        text.strip().upper(),
+    )
+    if match is None or text.strip().upper() in ("P", "PT"):
+        raise ValueError(
+            f"--duration '{text}' is not a duration: use ISO-8601 (PT30S, PT5M, P1DT2H) or seconds"
+        )
+    sign, days, hours, minutes, seconds = match.groups()
+    total = (
+        int(days or 0) * 86400
+        + int(hours or 0) * 3600
+        + int(minutes or 0) * 60
+        + float((seconds or "0").replace(",", "."))
+    )
+    return -total if sign == "-" else total
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="subcommand", required=True, metavar="SUBCOMMAND")
+    add_generate_arguments(
+        sub.add_parser("generate", help="Generate commits", description="Generate commits")
+    )
+
+    p = sub.add_parser(
+        "entries",
+        help="List entries (keys) with the associated object type, ID and (optionally) content.",
+    )
+    _common(p)
+    p.add_argument(
+        "-r", "--ref", default="main", help="Name of the branch/tag to read content from, defaults to 'main'"
+    )
+    p.add_argument(
+        "-H", "--hash", help="Hash of the commit to read content from, defaults to HEAD (~N, ^N accepted)."
+    )
+    p.add_argument("-C", "--with-content", action="store_true", help="Include content for each entry.")
+    p.add_argument("-L", "--limit", type=int, default=0, help="Maximum number of entries (<=0: all).")
+
+    p = sub.add_parser("commits", help="Read commits")
+    _common(p)
+    p.add_argument(
+        "-r",
+        "--ref",
+        default="main",
+        help="Name of the branch/tag to read the commit log from, defaults to 'main'",
+    )
+    p.add_argument("-H", "--hash", help="Hash of the commit to start at, defaults to HEAD (~N, ^N accepted).")
+    p.add_argument("-L", "--limit", type=int, default=0, help="Maximum number of commits (<=0: all).")
+
+    p = sub.add_parser("refs", help="Read references")
+    _common(p)
+    p.add_argument("-L", "--limit", type=int, default=0, help="Maximum number of references (<=0: all).")
+
+    p = sub.add_parser("content", help="Read content objects")
+    _common(p)
+    p.add_argument(
+        "-r", "--ref", default="main", help="Name of the branch/tag to read content from, defaults to 'main'"
+    )
+    p.add_argument(
+        "-H", "--hash", help="Hash of the commit to read content from, defaults to HEAD (~N, ^N accepted)."
+    )
+    p.add_argument(
+        "-k", "--key", action="append", required=True, help="Content key element (repeat for each element)"
+    )
+
+    for name, text in (
+        ("content-refresh", "Get and Put content objects without changes to refresh their storage model"),
+        ("delete", "Delete content objects"),
+    ):
+        p = sub.add_parser(name, help=text, description=text)
+        _common(p)
+        _committing(p)
+        _run_output(p)
+        branches = p.add_mutually_exclusive_group()
+        branches.add_argument(
+            "--all", action="store_true", help="Process all branches (ignored when --input is set)."
+        )
+        branches.add_argument(
+            "-r", "--ref", "--branch", dest="ref", help="Branch name (defaults to the default branch)."
+        )
+        p.add_argument(
+            "-k",
+            "--key",
+            action="append",
+            default=[],
+            metavar="KEY_ELEMENT",
+            help="Elements of a single content key to process (all keys when not given).",
+        )
+        p.add_argument(
+            "-R", "--recursive", action="store_true", help="Also process all keys nested under --key."
+        )
+        p.add_argument("-f", "--input", type=Path, help="Input file (see --format).")
+        p.add_argument(
+            "-F", "--format", choices=["CSV_KEYS", "CONTENT_INFO_JSON"], help="The input file's format."
+        )
+        p.add_argument(
+            "-S", "--separator", help="Key element separator for CSV_KEYS (else each line is a path string)."
+        )
+        p.add_argument("-B", "--batch", type=int, default=100, help="Keys per read and commit (default 100).")
+        p.add_argument("-m", "--message", help="Commit message (auto-generated if not set).")
+
+    p = sub.add_parser("copy", help="Repeatedly copy content")
+    _common(p)
+    _committing(p)
+    _run_output(p)
+    p.add_argument(
+        "-r", "--ref", "--branch", dest="ref", help="Branch name (defaults to the default branch)."
+    )
+    p.add_argument(
+        "-n", "--num-copies", type=int, default=10000, help="Number of copies to make (default 10000)."
+    )
+    p.add_argument(
+        "-k",
+        "--from",
+        dest="from_key",
+        action="append",
+        required=True,
+        help="Key element of the content to copy.",
+    )
+    p.add_argument(
+        "-t",
+        "--to",
+        action="append",
+        required=True,
+        help="Key element pattern of the copies; may contain one %%d, replaced by the copy counter.",
+    )
+
+    p = sub.add_parser(
+        "create-missing-namespaces", help="Creates missing namespaces for content keys at branch HEADs."
+    )
+    _common(p)
+    _committing(p)
+    _run_output(p)
+    p.add_argument(
+        "-r", "--branch", action="append", default=[], help="Branch(es) to process, defaults to all branches."
+    )
+
+
+def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
+    return execute(args.subcommand, args)
+
+
+def execute(subcommand: str, args: argparse.Namespace) -> int:
+    """Run one subcommand; user mistakes and unreachable targets become one line and an exit code."""
+    from conformance.provisioning import ProvisioningFailed
+    from lochkit.targets import TargetError
+    from nessie_client import NessieUnreachable
+    from persist_spi.errors import LochkitError
+    from persist_spi.registry import UnknownBackend
+
+    try:
+        return _execute(subcommand, args)
+    except (ValueError, UnknownBackend) as e:
+        print(f"lochkit content-generator {subcommand}: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    except (LochkitError, NessieUnreachable, TargetError, ProvisioningFailed, OSError) as e:
+        print(f"lochkit content-generator {subcommand}: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"lochkit content-generator {subcommand}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _out(verbose_lines: bool) -> Any:
+    return (lambda line: print(line, flush=True)) if verbose_lines else (lambda line: None)
+
+
+def _err(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _execute(subcommand: str, args: argparse.Namespace) -> int:
+    from loadgen.contentgen import maintenance as m
+    from lochkit.targets import open_target
+    from persist_spi.versionstore.content import ContentKey
+    from persist_spi.versionstore.sources import DEFAULT_SOURCES, seeded_sources
+
+    out = _out(True)
+    if subcommand == "generate":
+        options = _generate_options(args)
+        options.validate()
+        sources = seeded_sources(args.seed) if args.seed is not None else DEFAULT_SOURCES
+        with open_target(args, sources=sources) as target:
+            return _recorded(subcommand, args, target, _generate_body(args, options))
+    with open_target(args) as target:
+        api = target.api
+        if subcommand == "commits":
+            m.read_commits(api, args.ref, args.hash, args.limit, args.verbose, out)
+        elif subcommand == "refs":
+            m.read_refs(api, args.limit, out)
+        elif subcommand == "entries":
+            m.read_entries(api, args.ref, args.hash, args.with_content, args.limit, args.verbose, out)
+        elif subcommand == "content":
+            m.read_content(api, args.ref, args.hash, ContentKey(tuple(args.key)), args.verbose, out)
+        else:
+            return _recorded(subcommand, args, target, _bulk_body(subcommand, args))
+    return 0
+
+
+def _generate_options(args: argparse.Namespace) -> Any:
+    from loadgen.contentgen.generate import GenerateOptions
+
+    return GenerateOptions(
+        num_commits=args.num_commits,
+        num_branches=args.num_branches,
+        default_branch=args.default_branch,
+        num_tables=args.num_tables,
+        puts_per_commit=args.puts_per_commit,
+        key_pattern=args.key_pattern,
+        content_type=args.type,
+        tag_probability=args.tag_probability,
+        duration_s=parse_duration(args.duration),
+        continue_on_error=args.continue_on_error,
+        author=args.author,
+        message=args.message,
+        seed=args.seed,
+    )
+
+
+def _generate_body(args: argparse.Namespace, options: Any) -> Any:
+    from loadgen.contentgen.generate import COMMIT, Generator
+    from loadgen.contentgen.progress import Progress
+
+    def body(api: Any, recorder: Any) -> tuple[int, str]:
+        progress = Progress(options.num_commits, "generate")
+        lines = args.verbose or not progress.enabled  # on a terminal the bar replaces the step lines
+        try:
+            code = Generator(api, options, recorder, _out(lines), _err, progress).run()
+        finally:
+            progress.close()
+        return code, COMMIT
+
+    return body
+
+
+def _bulk_body(subcommand: str, args: argparse.Namespace) -> Any:
+    from loadgen.contentgen import maintenance as m
+    from persist_spi.versionstore.content import ContentKey
+
+    out = _out(True)
+
+    def body(api: Any, recorder: Any) -> tuple[int, str]:
+        if subcommand in ("content-refresh", "delete"):
+            if args.input is not None and args.format is None:
+                raise ValueError("--input needs --format CSV_KEYS or CONTENT_INFO_JSON")
+            if args.input is not None and (args.key or args.all):
+                raise ValueError("--input cannot be combined with --key or --all")
+            if args.recursive and not args.key:
+                raise ValueError("--recursive needs --key")
+            selection = m.Selection(
+                all_branches=args.all,
+                ref=args.ref,
+                key=tuple(args.key),
+                recursive=args.recursive,
+                input_file=args.input,
+                input_format=args.format,
+                separator=args.separator,
+                batch=args.batch,
+            )
+            action = m.refresh if subcommand == "content-refresh" else m.delete
+            action(api, selection, args.message, args.author, recorder, out)
+            return 0, m.COMMIT
+        if subcommand == "copy":
+            m.copy(
+                api,
+                args.ref,
+                args.num_copies,
+                ContentKey(tuple(args.from_key)),
+                args.to,
+                args.author,
+                recorder,
+                out,
+            )
+            return 0, m.COMMIT
+        return m.create_missing_namespaces(
+            api, args.branch, args.author, args.verbose, recorder, out, _err
+        ), m.COMMIT
+
+    return body
+
+
+def _recorded(subcommand: str, args: argparse.Namespace, target: Any, body: Any) -> int:
+    """Run a load-writing subcommand inside a run directory, then print the summary."""
+    from loadgen.contentgen.recording import Recorder
+    from loadgen.contentgen.summary import render, totals
+    from loadgen.runs import RunDirectory, default_run_dir
+    from loadgen.runs.run_dir import command_line
+
+    parameters = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "func"}
+    path = args.out or default_run_dir(subcommand)
+    with RunDirectory(
+        path, subcommand, command_line(), target.facts(), parameters, getattr(args, "seed", None)
+    ) as run_dir:
+        recorder = Recorder(run_dir.events)
+        started = time.perf_counter()
+        code, commit_action = body(target.api, recorder)
+        doc = totals(recorder, target, time.perf_counter() - started, commit_action)
+        run_dir.finish("ok" if code == 0 else "failed", doc)
+    print(render(doc, target, str(path), commit_action), file=sys.stderr)
+    return int(code)

@@ -1,0 +1,93 @@
+"""``lochkit scenario NAME [options] [locust options]``: one of Nessie's perftest simulations on locust.
+
+Everything after NAME goes to locust with lochkit's locustfile (``lochkit/locustfile.py``): the
+target options (``--backend``, ``--url``, ``--uri``...), the scenario's ``--sim-*`` options,
+``--policy``, ``--out``, ``--metrics-port``, and any locust option (``-u``, ``-r``, ``-t``,
+``--master``, ``--worker``, ``--json-file``...). Headless unless ``--web`` is given. See
+``docs/scenarios.md`` for each scenario and the web UI and master/worker recipes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+NAME = "scenario"
+HELP = "Nessie's perftest simulations on locust (commit-to-branch, create-many-branches, ...; see --help)"
+OWN_PARSER = True
+
+
+def locust_argv(name: str, rest: Sequence[str]) -> list[str]:
+    """The locust command line for scenario ``name`` with the user's further arguments."""
+    from loadgen.scenarios import SCENARIOS
+
+    if name not in SCENARIOS:
+        raise ValueError(f"unknown scenario '{name}'; scenarios: {', '.join(sorted(SCENARIOS))}")
+    import lochkit
+
+    locustfile = Path(lochkit.__file__).parent / "locustfile.py"
+    rest = list(rest)
+    web = "--web" in rest
+    if web:
+        rest.remove("--web")
+    argv = [sys.executable, "-m", "locust", "-f", str(locustfile), "--scenario", name]
+    if not web and "--worker" not in rest:
+        argv.append("--headless")
+    if not any(a in ("-u", "--users") or a.startswith("--users=") for a in rest):
+        argv += ["-u", str(_default_users(name, rest))]
+    return [*argv, *rest, *SCENARIOS[name].users]
+
+
+def _default_users(name: str, rest: Sequence[str]) -> int:
+    """One user (Nessie's sim.users default); mixed-workloads: the sum of its populations."""
+    if name != "mixed-workloads":
+        return 1
+    parser = argparse.ArgumentParser(add_help=False)
+    for population in ("writers", "readers", "ui-users"):
+        parser.add_argument(f"--sim-{population}-users", type=int, default=1)
+    known, _ = parser.parse_known_args(rest)
+    return int(known.sim_writers_users + known.sim_readers_users + known.sim_ui_users_users)
+
+
+def run_raw(argv: Sequence[str]) -> int:
+    from loadgen.scenarios import SCENARIOS
+
+    if not argv or argv[0] in ("-h", "--help"):
+        print(
+            "usage: lochkit scenario NAME [target options] [--sim-* options] [--policy P] [--out DIR]\n"
+            "                        [--metrics-port PORT] [--web] [locust options]\n\n"
+            f"scenarios: {', '.join(sorted(SCENARIOS))}\n"
+            "'lochkit scenario NAME --help' lists lochkit's options; 'python -m locust --help' locust's."
+        )
+        return 0 if argv else 2
+    if argv[0] in SCENARIOS and ("-h" in argv or "--help" in argv):
+        _print_help(argv[0])
+        return 0
+    dry_run = "--dry-run" in argv
+    rest = [a for a in argv[1:] if a != "--dry-run"]
+    try:
+        command = locust_argv(argv[0], rest)
+    except ValueError as e:
+        print(f"lochkit scenario: {e}", file=sys.stderr)
+        return 2
+    if dry_run:
+        print(" ".join(command))
+        return 0
+    os.execv(command[0], command)
+    return 0  # not reached
+
+
+def _print_help(name: str) -> None:
+    """lochkit's options of the scenario (locust's own --help does not show a locustfile's)."""
+    from lochkit.locustfile import add_arguments
+
+    parser = argparse.ArgumentParser(
+        prog=f"lochkit scenario {name}",
+        description="Options lochkit adds to locust's (see 'python -m locust --help' for those: -u users, "
+        "-r spawn rate, -t run time, --web-*, --master/--worker, --json-file, ...). --web: the web UI "
+        "instead of --headless. --dry-run: print the locust command line.",
+    )
+    add_arguments(parser)
+    parser.print_help()

@@ -1,0 +1,101 @@
+"""``lochkit serve``: Nessie's REST API v2 over lochkit's version store on any backend, so Nessie
+clients, Iceberg's Nessie catalog and Spark can use it (see ``docs/rest.md``)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import socket
+import sys
+from collections.abc import Sequence
+from typing import Final
+
+NAME = "serve"
+HELP = "serve Nessie's REST API v2 over a lochkit backend (default 127.0.0.1:19120, like Nessie)"
+DESCRIPTION = (
+    "Serve Nessie's REST API v2 at http://HOST:PORT/api/v2 over lochkit's version store on a "
+    "backend, opened as the load commands open it (--backend, --url, --provision). Nessie clients, "
+    "Iceberg's Nessie catalog (uri=http://HOST:PORT/api/v2) and Spark can then use it. There is no "
+    "authentication: keep it on loopback unless the network is yours."
+)
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 19120
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from lochkit.targets import add_target_arguments
+
+    add_target_arguments(parser)
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+
+
+def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
+    from conformance.provisioning import ProvisioningFailed
+    from lochkit.targets import NESSIE, TargetError, open_target
+    from persist_spi.errors import LochkitError
+    from persist_spi.registry import UnknownBackend
+
+    problem = _check(args, NESSIE)
+    if problem:
+        print(f"lochkit serve: {problem}", file=sys.stderr)
+        return 2
+    try:
+        with open_target(args) as target:
+            return _serve(args, target)
+    except (ValueError, UnknownBackend) as e:
+        print(f"lochkit serve: {e}", file=sys.stderr)
+        return 2
+    except (LochkitError, TargetError, ProvisioningFailed, OSError) as e:
+        print(f"lochkit serve: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+
+
+def _check(args: argparse.Namespace, nessie: str) -> str | None:
+    if args.nessie_uri or args.backend == nessie:
+        return (
+            "serves a lochkit backend (--backend inmemory, rocksdb, postgres, ...); --backend nessie "
+            "and --uri name a Nessie server, which already serves this API"
+        )
+    if not args.backend:
+        return "name the backend to serve: --backend NAME (e.g. rocksdb; see 'lochkit backends')"
+    if not 0 < args.port < 65536:
+        return f"--port {args.port} is not a TCP port (1-65535)"
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((args.host, args.port))
+    except OSError as e:
+        return (
+            f"cannot listen on {args.host}:{args.port} ({e.strerror}); is another server (a Nessie "
+            "server?) using it? Choose another with --port"
+        )
+    return None
+
+
+def _serve(args: argparse.Namespace, target: object) -> int:
+    from loadgen.targets import Target
+    from rest_server import create_app, serve_forever
+
+    assert isinstance(target, Target)
+    api = target.api
+    app = create_app(lambda: api)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"lochkit serve: Nessie REST API v2 at http://{host}:{args.port}/api/v2")
+    print(f"  over {target.describe()}")
+    for note in target.notes:
+        print(f"  {note}")
+    if not _is_loopback(args.host):
+        print("  warning: no authentication, and this address is reachable from other hosts")
+    print("  Ctrl-C stops it.", flush=True)
+    serve_forever(app, args.host, args.port)
+    return 0
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"

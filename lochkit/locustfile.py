@@ -1,0 +1,224 @@
+"""lochkit's locustfile: Nessie's perftest simulations against a lochkit backend or a Nessie server.
+
+``lochkit scenario NAME ...`` runs locust with this file; it can also be given to ``locust -f``
+directly (with ``--scenario NAME`` and the scenario's user classes, as ``lochkit scenario --dry-run``
+prints them). Every locust process (local, master or worker) opens the target from the same target
+options; the master or the local process runs the scenario's setup once before users start. Each
+process that runs users writes its own run directory (``run.json``, ``events.parquet``), the master
+a ``run.json`` with the totals of all workers.
+
+Importing locust first matters: it monkey-patches the standard library for gevent, which must
+happen before anything imports ``ssl`` (boto3, urllib3).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import locust  # noqa: F401  (first: gevent's monkey-patching)
+from locust import events
+from locust.runners import MasterRunner, WorkerRunner
+
+from loadgen.scenarios import SCENARIOS
+from loadgen.scenarios.commit_to_branch import CommitToBranchUser  # noqa: F401  (locust's user classes)
+from loadgen.scenarios.create_many_branches import CreateManyBranchesUser  # noqa: F401
+from loadgen.scenarios.key_list_spilling import KeyListSpillingUser  # noqa: F401
+from loadgen.scenarios.mixed_workloads import MixedReader, MixedUiUser, MixedWriter  # noqa: F401
+from loadgen.scenarios.run import CURRENT, ScenarioRun
+
+_resources = contextlib.ExitStack()
+_state: dict[str, Any] = {}
+
+
+def add_arguments(parser: Any) -> None:
+    """lochkit's options on locust's parser (also printed by ``lochkit scenario NAME --help``)."""
+    from lochkit.targets import add_target_arguments
+    from persist_spi.versionstore.policies import POLICY_NAMES
+
+    add_target_arguments(parser, short_options=False)
+    group = parser.add_argument_group("lochkit scenario")
+    group.add_argument("--scenario", choices=sorted(SCENARIOS), help="the perftest simulation to run")
+    group.add_argument(
+        "--policy", default="nessie", choices=POLICY_NAMES, help="commit policy (default nessie)"
+    )
+    group.add_argument("--sim-rate", type=float, default=0.0, help="ops/s per user, 0: as fast as possible")
+    group.add_argument("--out", help="run directory (default: a new one under .lochkit/runs/)")
+    group.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port (0: any)")
+    for scenario in SCENARIOS.values():
+        importlib.import_module(scenario.module).add_arguments(group)
+    # The scenario's options (not the target's, which is opened at start-up) can be edited in the
+    # web UI; they are read again when a test starts.
+    for action in group._group_actions:
+        action.include_in_web_ui = action.dest.startswith("sim_") or action.dest == "policy"
+        action.is_secret = action.is_required = action.is_multiple = False
+
+
+def _fail(message: str) -> None:
+    print(f"lochkit scenario: {message}", file=sys.stderr)
+    _resources.close()
+    raise SystemExit(2)
+
+
+def _open(environment: Any, **_: Any) -> None:
+    from conformance.provisioning import ProvisioningFailed
+    from loadgen.runs import RunDirectory, default_run_dir
+    from loadgen.targets.policy import apply_policy
+    from lochkit.targets import TargetError, open_target
+    from nessie_client import NessieUnreachable
+    from persist_spi.errors import LochkitError
+
+    opts = environment.parsed_options
+    if opts is None or getattr(opts, "list_commands", False):
+        return
+    if opts.scenario is None:
+        _fail("give --scenario NAME (" + ", ".join(sorted(SCENARIOS)) + ")")
+    scenario = SCENARIOS[opts.scenario]
+    module = importlib.import_module(scenario.module)
+    try:
+        options = module.options(opts)
+        target = _resources.enter_context(open_target(opts))
+        apply_policy(target, opts.policy)
+    except (ValueError, TargetError, LochkitError, NessieUnreachable, ProvisioningFailed, OSError) as e:
+        _fail(str(e))
+    # Names derived from the start time (branch, table prefix) must stay the same when the options
+    # are read again at test start.
+    for derived, option in (("branch", "sim_branch"), ("table_prefix", "sim_table_prefix")):
+        if getattr(opts, option, None) is None and hasattr(options, derived):
+            setattr(opts, option, getattr(options, derived))
+    if opts.metrics_port is not None:
+        from loadgen.metrics import serve_metrics
+
+        metrics = serve_metrics(opts.metrics_port)
+        _resources.callback(metrics.stop)
+        metrics.instrument(target)
+    if scenario.name == "mixed-workloads":
+        module.set_populations(options)
+    master = isinstance(environment.runner, MasterRunner)
+    role = "master" if master else "worker" if isinstance(environment.runner, WorkerRunner) else "local"
+    path = Path(opts.out) if opts.out else default_run_dir(f"scenario-{scenario.name}")
+    if role == "worker":
+        path = path / f"worker-{environment.runner.client_id}"
+    parameters = {k: v for k, v in vars(opts).items() if isinstance(v, str | int | float | bool | type(None))}
+    parameters["locust_role"] = role
+    run_dir = RunDirectory(path, f"scenario-{scenario.name}", sys.argv, target.facts(), parameters, None)
+    _state.update(
+        policy=opts.policy,
+        environment=environment,
+        run_dir=run_dir,
+        scenario=scenario,
+        module=module,
+        role=role,
+        started=time.perf_counter(),
+    )
+    CURRENT.append(ScenarioRun(target, options, None if master else run_dir.events))
+    # The scenario's setup runs once, here at start-up (not on workers), so --run-time is the
+    # users' time alone.
+    setup = getattr(module, "setup", None)
+    if setup is not None and role != "worker":
+        setup(CURRENT[0])
+
+
+def _setup(environment: Any, **_: Any) -> None:
+    """Before users start: the scenario's options again (the web UI may have changed them) and its
+    commit policy."""
+    from loadgen.targets.policy import apply_policy
+
+    if not CURRENT:
+        return
+    run, module, opts = CURRENT[0], _state["module"], environment.parsed_options
+    run.options = module.options(opts)
+    if _state["scenario"].name == "mixed-workloads":
+        module.set_populations(run.options)
+    if opts.policy != _state["policy"]:
+        apply_policy(run.target, opts.policy)
+        _state["policy"] = opts.policy
+
+
+def _finish(environment: Any, **_: Any) -> None:
+    if not CURRENT:
+        return
+    # Locust may fire this before it stops the users; they must not outlive the target.
+    with contextlib.suppress(Exception):
+        environment.runner.stop()
+    run = CURRENT[0]
+    scenario = _state["scenario"]
+    elapsed = time.perf_counter() - _state["started"]
+    if _state["role"] == "master":
+        doc = _master_totals(environment.stats, scenario.commit_action, elapsed)
+    else:
+        doc = run.totals(scenario.commit_action, elapsed)
+        doc["locust"] = {
+            "requests": sum(run.outcomes.values()),
+            "failures": sum(n for (_, outcome), n in run.outcomes.items() if outcome != "ok"),
+        }
+    errors = run.errors if _state["role"] != "master" else _non_conflict_errors(environment.stats)
+    _state["run_dir"].finish("ok" if errors == 0 else "failed", doc)
+    print(f"Run: {_state['run_dir'].path}", file=sys.stderr)
+    # Conflicts are expected under contention (KO in Nessie's simulations); other errors fail the run.
+    environment.process_exit_code = 1 if errors else 0
+    _resources.close()
+
+
+def _master_totals(stats: Any, commit_action: str, elapsed_s: float) -> dict[str, Any]:
+    """The totals of every worker, from the statistics they reported to the master."""
+
+    def latency(entry: Any) -> dict[str, float]:
+        if entry is None or entry.num_requests == 0:
+            return {"p50_ms": 0.0, "p99_ms": 0.0, "max_ms": 0.0}
+        return {
+            "p50_ms": round(float(entry.get_response_time_percentile(0.5)), 3),
+            "p99_ms": round(float(entry.get_response_time_percentile(0.99)), 3),
+            "max_ms": round(float(entry.max_response_time), 3),
+        }
+
+    entries = {name: entry for (name, _), entry in stats.entries.items()}
+    commit = entries.get(commit_action)
+    commits = (commit.num_requests - commit.num_failures) if commit is not None else 0
+    errors = _non_conflict_errors(stats)
+    return {
+        "elapsed_s": round(elapsed_s, 3),
+        "commits": commits,
+        "commits_per_s": round(commits / elapsed_s, 1) if elapsed_s > 0 else 0.0,
+        "conflicts": stats.total.num_failures - errors,
+        "errors": errors,
+        "calls": stats.total.num_requests,
+        "commit_latency": latency(commit),
+        "latency_by_action": {name: latency(e) for name, e in sorted(entries.items())},
+        "locust": {"requests": stats.total.num_requests, "failures": stats.total.num_failures},
+    }
+
+
+def _stop_when_users_are_done(**_: Any) -> None:
+    """Users that ran their count (commits, branches) stop; a local run then ends by itself."""
+    import gevent
+    from locust.runners import LocalRunner
+
+    runner = _state["environment"].runner if "environment" in _state else None
+    if not isinstance(runner, LocalRunner):
+        return
+
+    def watch() -> None:
+        while CURRENT and CURRENT[0].finished < runner.target_user_count:
+            gevent.sleep(0.25)
+        if _state["environment"].parsed_options.headless:
+            runner.quit()
+        else:
+            runner.stop()  # the web UI stays up for another run
+
+    gevent.spawn(watch)
+
+
+def _non_conflict_errors(stats: Any) -> int:
+    return sum(e.occurrences for e in stats.errors.values() if "Conflict" not in str(getattr(e, "error", "")))
+
+
+events.init_command_line_parser.add_listener(add_arguments)  # type: ignore[no-untyped-call]
+events.init.add_listener(_open)  # type: ignore[no-untyped-call]
+events.test_start.add_listener(_setup)  # type: ignore[no-untyped-call]
+events.spawning_complete.add_listener(_stop_when_users_are_done)  # type: ignore[no-untyped-call]
+events.quitting.add_listener(_finish)  # type: ignore[no-untyped-call]

@@ -1,0 +1,207 @@
+"""Choosing and opening the target of a load command: one argument group, one function.
+
+Every load command (``generate``, ``content-generator ...``, and the scenarios that follow) adds
+:func:`add_target_arguments` to its parser and calls :func:`open_target`. A target is either:
+
+- lochkit's version store in-process over a backend (``--backend NAME [--url URL]``), with the
+  database provisioned the way the conformance plugin does it (``--provision``) and stopped
+  afterwards, also on Ctrl-C;
+- a Nessie server: one lochkit starts (``--backend nessie``), or an existing one
+  (``-u/--uri/--nessie-uri URI``, Nessie's spelling).
+
+Embedded backends keep their data between commands: RocksDB lives in ``.lochkit/data/rocksdb``
+under the working directory unless ``--url`` says otherwise. ``inmemory`` lives for one command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import signal
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from loadgen.targets import Target, TargetConnection
+from persist_spi.versionstore.sources import DEFAULT_SOURCES, StoreSources
+
+#: Where an embedded backend keeps its data between commands, relative to the working directory.
+DATA_ROOT: Final = Path(".lochkit") / "data"
+PERSISTENT_EMBEDDED: Final = ("rocksdb",)
+NESSIE: Final = "nessie"
+
+
+class TargetError(Exception):
+    """The target could not be opened; the message says why and what to do."""
+
+
+def add_target_arguments(parser: argparse.ArgumentParser, *, short_options: bool = True) -> None:
+    """The target options. ``short_options=False`` leaves out ``-u`` and ``-o`` (locust's parser,
+    where ``-u`` is the number of users, takes only the long forms)."""
+    group = parser.add_argument_group(
+        "target",
+        "Where the load goes: lochkit's version store in-process over a backend (--backend), a "
+        "Nessie server lochkit starts (--backend nessie), or an existing Nessie server (--uri). "
+        "Without any, Nessie's default URI is used.",
+    )
+    group.add_argument(
+        "--backend",
+        metavar="NAME",
+        help="lochkit backend (inmemory, rocksdb, postgres, ...) or 'nessie' for a real Nessie server "
+        "started by lochkit. rocksdb keeps its data in .lochkit/data/rocksdb between commands; "
+        "inmemory lives for one command only",
+    )
+    group.add_argument("--url", metavar="URL", help="address of the backend's database (or data directory)")
+    group.add_argument(
+        "--provision",
+        default="auto",
+        choices=["auto", "external", "testcontainers", "local"],
+        help="how to obtain a server when no --url is given (default: auto)",
+    )
+    group.add_argument(
+        *(("-u",) if short_options else ()),
+        "--uri",
+        "--nessie-uri",
+        dest="nessie_uri",
+        metavar="URI",
+        help="an existing Nessie server's REST API v2 endpoint, e.g. http://localhost:19120/api/v2",
+    )
+    group.add_argument(
+        *(("-o",) if short_options else ()),
+        "--nessie-option",
+        dest="nessie_options",
+        action="append",
+        default=[],
+        metavar="K=V[,K=V...]",
+        help="Nessie client options (nessie.authentication.type=BEARER, nessie.authentication.token=...)",
+    )
+    group.add_argument(
+        "--nessie-client",
+        default="HTTP",
+        metavar="NAME",
+        help="Nessie client to use; only HTTP (REST) is available (default: HTTP)",
+    )
+
+
+def _options(raw: list[str]) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for chunk in raw:
+        for item in chunk.split(","):
+            if not item:
+                continue
+            name, sep, value = item.partition("=")
+            if not sep:
+                raise TargetError(f"Nessie option '{item}' is not of the form key=value")
+            options[name.strip()] = value
+    return options
+
+
+@contextlib.contextmanager
+def open_target(args: argparse.Namespace, *, sources: StoreSources = DEFAULT_SOURCES) -> Iterator[Target]:
+    """Open the target the arguments name; everything started for it is stopped on exit, also on
+    Ctrl-C or SIGTERM. Raises :class:`TargetError` (or a LochkitError) with a user-facing message."""
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous in (signal.SIG_DFL, None):
+        # Turn SIGTERM into KeyboardInterrupt so the finally blocks below stop our servers.
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+    target = _open(args, sources)
+    try:
+        yield target
+    finally:
+        target.close()
+        if previous in (signal.SIG_DFL, None):
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _raise_interrupt(*_: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _open(args: argparse.Namespace, sources: StoreSources) -> Target:
+    from loadgen.targets.nessie_rest import nessie_target
+
+    if getattr(args, "nessie_client", "HTTP").upper() not in ("HTTP", "REST"):
+        raise TargetError(f"--nessie-client {args.nessie_client}: only the HTTP (REST) client is available")
+    options = _options(getattr(args, "nessie_options", []))
+    backend = getattr(args, "backend", None)
+    if args.nessie_uri and backend not in (None, NESSIE):
+        raise TargetError(
+            f"--uri names a Nessie server and --backend {backend} a lochkit backend: give one of them"
+        )
+    if args.nessie_uri or backend is None:
+        from nessie_client import DEFAULT_URI
+
+        uri = args.nessie_uri or DEFAULT_URI
+        target = nessie_target(uri, provisioning="external", options=options)
+        target.connection = TargetConnection(NESSIE, NESSIE, uri, options)
+        return target
+    if backend == NESSIE:
+        return _provisioned_nessie(args, options)
+    return _in_process(args, backend, sources)
+
+
+def _provisioned_nessie(args: argparse.Namespace, options: dict[str, str]) -> Target:
+    from conformance.provisioning import provision
+    from loadgen.targets.nessie_rest import nessie_target
+
+    workdir = Path(tempfile.mkdtemp(prefix="lochkit-nessie-"))
+    urls = {NESSIE: args.url} if args.url else {}
+    provisioned = provision(NESSIE, None, urls=urls, method=args.provision, workdir=workdir)
+    try:
+        target = nessie_target(
+            provisioned.url or "",
+            provisioning=provisioned.method,
+            options=options,
+            server_version=provisioned.server,
+        )
+    except BaseException:
+        provisioned.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    target.connection = TargetConnection(NESSIE, NESSIE, provisioned.url, options)
+    target.on_close(provisioned.stop)
+    target.on_close(lambda: shutil.rmtree(workdir, ignore_errors=True))
+    return target
+
+
+def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -> Target:
+    from conformance.provisioning import provision, redact
+    from loadgen.targets.in_process import in_process_target
+    from persist_spi.registry import backend_factory
+
+    factory = backend_factory(backend)
+    url = args.url
+    how = None
+    if url is None and backend in PERSISTENT_EMBEDDED:
+        data = DATA_ROOT / backend
+        data.mkdir(parents=True, exist_ok=True)
+        url, how = str(data), "persistent-directory"
+    workdir = Path(tempfile.mkdtemp(prefix=f"lochkit-{backend}-"))
+    provisioned = provision(
+        backend, factory, urls={backend: url} if url else {}, method=args.provision, workdir=workdir
+    )
+    try:
+        adapter = factory.create(provisioned.url, provisioned.options)
+        target = in_process_target(
+            adapter,
+            backend=backend,
+            provisioning=how or provisioned.method,
+            url=redact(provisioned.url) if provisioned.url else None,
+            server_version=provisioned.server,
+            sources=sources,
+        )
+    except BaseException:
+        provisioned.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    if adapter.capabilities.multi_process:
+        target.connection = TargetConnection("lochkit", backend, provisioned.url, dict(provisioned.options))
+    if how == "persistent-directory":
+        target.notes.append(f"data kept in {url} between commands")
+    elif backend == "inmemory":
+        target.notes.append("inmemory: the data lives for this command only")
+    target.on_close(provisioned.stop)
+    target.on_close(lambda: shutil.rmtree(workdir, ignore_errors=True))
+    return target

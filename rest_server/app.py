@@ -1,0 +1,182 @@
+"""The ASGI application: Nessie's REST API v2 under ``/api/v2`` over a version store.
+
+Routing follows Nessie's paths. A reference element may hold ``@``, ``~``, ``^``, ``*`` and, before
+an ``@``, ``/``; so ``/trees/...`` is matched here against the raw (still percent-encoded) path,
+with the same alternatives Nessie's resources declare, and each element is decoded afterwards.
+
+Handlers are plain functions over a :class:`~rest_server.context.Call`; they run in Starlette's
+thread pool, because the version store and the database drivers under it block.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import zlib
+from collections.abc import Callable
+from typing import Any, Final
+from urllib.parse import unquote
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from persist_spi.ids import EMPTY_OBJ_ID
+from persist_spi.versionstore.api import VersionStoreApi
+from persist_spi.versionstore.store import VersionStore
+from rest_server import reads, references, writes
+from rest_server.context import Call
+from rest_server.errors import CLIENT_SPEC_HEADER, ApiError, error_answer
+
+#: The REST API spec version lochkit serves (Nessie 0.99 answers the same).
+SPEC_VERSION: Final = "2.2.0"
+PREFIX: Final = "/api/v2"
+#: Where to find the store for a request: fixed for ``lochkit serve``, swappable for test harnesses.
+StoreSource = Callable[[], VersionStoreApi]
+
+#: Nessie's path-element alternatives: no '/' at all, or anything up to an '@' and no '/' after it.
+_REF: Final = r"(?:[^/]+|[^@]+(?:@|%40)[^@/]*)"
+_TREES: Final = re.compile(
+    rf"^{re.escape(PREFIX)}/trees/(?P<ref>{_REF})"
+    r"(?P<rest>|/entries|/history|/history/commit|/history/merge|/history/transplant|/recent-changes"
+    rf"|/contents|/contents/(?P<key>[^/]+)|/diff/(?P<to>{_REF}))/?$"
+)
+
+Handler = Callable[..., dict[str, Any]]
+_ROUTES: Final[dict[tuple[str, str], Handler]] = {
+    ("GET", ""): references.get_reference,
+    ("PUT", ""): references.assign_reference,
+    ("DELETE", ""): references.delete_reference,
+    ("GET", "/recent-changes"): references.reference_history,
+    ("GET", "/entries"): reads.get_entries,
+    ("GET", "/history"): reads.get_commit_log,
+    ("GET", "/contents"): reads.get_several_contents,
+    ("POST", "/contents"): reads.post_contents,
+    ("POST", "/history/commit"): writes.commit,
+    ("POST", "/history/merge"): writes.merge,
+    ("POST", "/history/transplant"): writes.transplant,
+}
+
+
+def create_app(store: StoreSource) -> Starlette:
+    """Nessie's REST API v2 over the store ``store()`` returns (asked once per request)."""
+
+    async def config(request: Request) -> Response:
+        return await _answer(request, store, lambda call: _config(call.store))
+
+    async def trees(request: Request) -> Response:
+        if request.method == "GET":
+            return await _answer(request, store, references.list_references)
+        return await _answer(request, store, references.create_reference)
+
+    async def tree_path(request: Request) -> Response:
+        raw = request.scope.get("raw_path") or request.url.path.encode()
+        match = _TREES.match(raw.decode("latin-1").split("?", 1)[0])
+        if match is None:
+            return _not_found(request)
+        ref, rest = unquote(match.group("ref")), match.group("rest")
+        if rest.startswith("/contents/") and request.method == "GET":
+            key = unquote(match.group("key"))
+            return await _answer(request, store, lambda call: reads.get_content(call, ref, key))
+        if rest.startswith("/diff/") and request.method == "GET":
+            to = unquote(match.group("to"))
+            return await _answer(request, store, lambda call: reads.get_diff(call, ref, to))
+        handler = _ROUTES.get((request.method, rest))
+        if handler is None:
+            return _not_found(request)
+        return await _answer(request, store, lambda call: handler(call, ref))
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        error = ApiError(status, "UNKNOWN", f"{request.method} {request.url.path}: {exc}")
+        return JSONResponse(error.body(), status_code=status)
+
+    return Starlette(
+        # Large listings (entries, logs) shrink a lot; Nessie's clients ask for gzip.
+        middleware=[Middleware(GZipMiddleware, minimum_size=4096)],
+        routes=[
+            Route(f"{PREFIX}/config", config, methods=["GET"]),
+            Route(f"{PREFIX}/trees", trees, methods=["GET", "POST"]),
+            Route(f"{PREFIX}/trees/{{rest:path}}", tree_path, methods=["GET", "POST", "PUT", "DELETE"]),
+        ],
+        exception_handlers={HTTPException: http_error},
+    )
+
+
+def _config(store: VersionStoreApi) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "defaultBranch": store.default_branch(),
+        "minSupportedApiVersion": 1,
+        "maxSupportedApiVersion": 2,
+        "actualApiVersion": 2,
+        "specVersion": SPEC_VERSION,
+        "noAncestorHash": str(EMPTY_OBJ_ID),
+    }
+    if isinstance(store, VersionStore):  # a store over lochkit's storage knows its repository
+        description = store.repository.fetch_repository_description()
+        if description is not None:
+            for name, value in (
+                ("repositoryCreationTimestamp", description.repository_created_time),
+                ("oldestPossibleCommitTimestamp", description.oldest_possible_commit_time),
+            ):
+                if value is not None:
+                    config[name] = value.astimezone(datetime.UTC).isoformat().replace("+00:00", "Z")
+    return config
+
+
+def _not_found(request: Request) -> Response:
+    error = ApiError(
+        404,
+        "UNKNOWN",
+        f"No such endpoint: {request.method} {request.url.path} (see Nessie's REST API v2: "
+        f"{PREFIX}/config, {PREFIX}/trees, {PREFIX}/trees/REF/entries|history|contents|diff/REF...)",
+    )
+    return JSONResponse(error.body(), status_code=404)
+
+
+async def _answer(
+    request: Request, store: StoreSource, handler: Callable[[Call], dict[str, Any]]
+) -> Response:
+    spec = request.headers.get(CLIENT_SPEC_HEADER)
+    try:
+        body = await _body(request)
+        query: dict[str, list[str]] = {}
+        for name, value in request.query_params.multi_items():
+            query.setdefault(name, []).append(value)
+        result = await run_in_threadpool(lambda: handler(Call(store(), query, body)))
+    except Exception as e:  # every failure becomes Nessie's error answer
+        status, answer = error_answer(e, spec)
+        return JSONResponse(answer, status_code=status)
+    return JSONResponse(result)
+
+
+async def _body(request: Request) -> Any:
+    if request.method not in ("POST", "PUT"):
+        return None
+    raw = await request.body()
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding in ("gzip", "deflate"):
+        # Nessie's Java client compresses request bodies.
+        try:
+            raw = zlib.decompress(raw, wbits=47 if encoding == "gzip" else 15)
+        except zlib.error as e:
+            raise ApiError(
+                400, "BAD_REQUEST", f"The request body is not valid {encoding} data: {e}"
+            ) from None
+    elif encoding != "identity":
+        raise ApiError(400, "BAD_REQUEST", f"Unsupported Content-Encoding '{encoding}' (gzip, deflate)")
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError as e:
+        raise ApiError(400, "BAD_REQUEST", f"The request body is not valid JSON: {e}") from None
+
+
+__all__ = ["PREFIX", "SPEC_VERSION", "StoreSource", "create_app"]

@@ -1,0 +1,172 @@
+"""Reads: contents (one key, several keys), entries, the commit log and diffs, each at a reference,
+a commit on it, a detached commit, or a relative commit spec; listings with CEL filters and paging."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Final
+
+from persist_spi.versionstore import nessie_json as nj
+from persist_spi.versionstore.content import ContentKey
+from persist_spi.versionstore.results import Diff, KeyEntry, LogEntry
+from rest_server.cel_filters import compile_filter, entry_activation, key_activation, log_activation
+from rest_server.context import Call, parse_key
+from rest_server.errors import bad_request, content_not_found
+from rest_server.paging import max_records, take_page
+
+Json = dict[str, Any]
+#: Nessie's hard cap on log entries per page.
+MAX_LOG_ENTRIES: Final = 250
+
+
+def get_content(call: Call, element: str, raw_key: str) -> Json:
+    key = parse_key(raw_key, "the path")
+    at = call.read_at(call.address(element))
+    found = call.store.get_contents(at.hash, [key]).contents.get(key)
+    if found is None:
+        raise content_not_found(key, at.name)
+    return {"content": nj.content_to_json(found), "effectiveReference": at.effective()}
+
+
+def get_several_contents(call: Call, element: str) -> Json:
+    keys = [parse_key(raw, "key") for raw in call.params("key")]
+    return _contents(call, element, keys)
+
+
+def post_contents(call: Call, element: str) -> Json:
+    body = call.body_object("{requestedKeys: [{elements: [...]}, ...]}")
+    requested = body.get("requestedKeys")
+    if not isinstance(requested, list):
+        raise bad_request("requestedKeys must be a list of content keys")
+    return _contents(call, element, [nj.key_from_json(k) for k in requested])
+
+
+def _contents(call: Call, element: str, keys: Sequence[ContentKey]) -> Json:
+    at = call.read_at(call.address(element))
+    found = call.store.get_contents(at.hash, keys).contents if keys else {}
+    return {
+        "contents": [
+            {"key": nj.key_to_json(k), "content": nj.content_to_json(found[k])}
+            for k in dict.fromkeys(keys)
+            if k in found
+        ],
+        "effectiveReference": at.effective(),
+    }
+
+
+def _key_range(call: Call) -> tuple[ContentKey | None, ContentKey | None, ContentKey | None, set[ContentKey]]:
+    """min, max and prefix keys and the requested keys; requested keys narrow the range."""
+    min_key, max_key, prefix = (
+        call.key_param("min-key"),
+        call.key_param("max-key"),
+        call.key_param("prefix-key"),
+    )
+    requested = {parse_key(raw, "key") for raw in call.params("key")}
+    if requested and prefix is None:
+        low, high = min(requested), max(requested)
+        min_key = low if min_key is None or low < min_key else min_key
+        max_key = high if max_key is None or high > max_key else max_key
+    return min_key, max_key, prefix, requested
+
+
+def get_entries(call: Call, element: str) -> Json:
+    at = call.read_at(call.address(element))
+    min_key, max_key, prefix, requested = _key_range(call)
+    cel = compile_filter(call.param("filter"), "entries")
+    entries = call.store.get_entries(
+        at.hash,
+        min_key=min_key,
+        max_key=max_key,
+        prefix_key=prefix,
+        key_filter=(lambda k: k in requested) if requested else None,
+        paging_token=call.param("page-token"),
+        with_content=call.flag("content"),
+    )
+
+    def filtered() -> Iterator[KeyEntry]:
+        for entry in entries:
+            if cel is None or cel.matches(entry_activation(entry.key, nj.content_type_name(entry.payload))):
+                yield entry
+
+    page = take_page(filtered(), max_records(call.param("max-records")), lambda e: e.paging_token)
+    return {
+        **page.fields(),
+        "entries": [nj.entry_to_json(e) for e in page.items],
+        "effectiveReference": at.effective(),
+    }
+
+
+def get_commit_log(call: Call, element: str) -> Json:
+    fetch = (call.param("fetch") or "MINIMAL").upper()
+    if fetch not in ("MINIMAL", "ALL"):
+        raise bad_request(f"fetch must be MINIMAL or ALL, not '{call.param('fetch')}'")
+    at = call.read_at(call.address(element))
+    limit = call.param("limit-hash")
+    stop = None
+    if limit:
+        _, stop = call.source_hash(None, limit, "Oldest hash (limit-hash)")
+    cel = compile_filter(call.param("filter"), "the commit log")
+    log = call.store.get_commits(
+        at.hash, paging_token=call.param("page-token"), with_operations=fetch == "ALL"
+    )
+
+    def until_limit() -> Iterator[LogEntry]:
+        for entry in log:
+            if cel is None or cel.matches(log_activation(entry.meta, entry.operations)):
+                yield entry
+            if entry.hash == stop:
+                return
+
+    page = take_page(
+        until_limit(), max_records(call.param("max-records"), MAX_LOG_ENTRIES), lambda e: e.paging_token
+    )
+    return {**page.fields(), "logEntries": [_log_entry(e) for e in page.items]}
+
+
+def _log_entry(entry: LogEntry) -> Json:
+    doc = nj.log_entry_to_json(entry)
+    doc.setdefault("operations", None)
+    for op in doc["operations"] or ():
+        if op["type"] == "PUT":
+            op.setdefault("documentation", None)  # Nessie's field; lochkit keeps no documentation
+    return doc
+
+
+def get_diff(call: Call, from_element: str, to_element: str) -> Json:
+    from_at = call.read_at(call.address(from_element))
+    to_at = call.read_at(call.address(to_element))
+    min_key, max_key, prefix, requested = _key_range(call)
+    cel = compile_filter(call.param("filter"), "diffs")
+    diffs = call.store.get_diffs(
+        from_at.hash,
+        to_at.hash,
+        min_key=min_key,
+        max_key=max_key,
+        prefix_key=prefix,
+        key_filter=(lambda k: k in requested) if requested else None,
+        paging_token=call.param("page-token"),
+    )
+
+    def filtered() -> Iterator[Diff]:
+        for diff in diffs:
+            if cel is None or cel.matches(key_activation(diff.key)):
+                yield diff
+
+    page = take_page(filtered(), max_records(call.param("max-records")), lambda d: d.paging_token)
+    return {
+        **page.fields(),
+        "diffs": [nj.diff_to_json(d) for d in page.items],
+        "effectiveFromReference": from_at.effective(),
+        "effectiveToReference": to_at.effective(),
+    }
+
+
+__all__ = [
+    "MAX_LOG_ENTRIES",
+    "get_commit_log",
+    "get_content",
+    "get_diff",
+    "get_entries",
+    "get_several_contents",
+    "post_contents",
+]

@@ -1,0 +1,133 @@
+"""Writes: commit, merge and transplant onto ``branch@expectedHash``.
+
+The version store decides everything about the change itself (validation, conflicts, messages);
+this layer reads the request, checks what Nessie checks at its API (commit meta fields a client must
+not set, the source reference exists), and turns the result into Nessie's answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from persist_spi.versionstore import nessie_json as nj
+from persist_spi.versionstore.meta import CommitMeta
+from persist_spi.versionstore.operations import MergeBehavior, MergeKeyBehavior
+from rest_server.context import Call
+from rest_server.errors import bad_request
+
+Json = dict[str, Any]
+
+
+def _client_meta(doc: Any) -> CommitMeta | None:
+    """Commit meta from a request: what the store sets itself may not be given. (Nessie also
+    refuses a committer, which it takes from the authenticated user; lochkit serve has no users,
+    so it records the committer the client names.)"""
+    if doc is None:
+        return None
+    if not isinstance(doc, dict):
+        raise bad_request("commitMeta must be a JSON object")
+    for field, what in (("commitTime", "commit time"), ("hash", "commit hash")):
+        if doc.get(field):
+            raise bad_request(f"Cannot set the {what} on the client side. It is set by the server.")
+    if doc.get("parentCommitHashes"):
+        raise bad_request("Cannot set the parent commit hashes on the client side. It is set by the server.")
+    return nj.meta_from_json(doc)
+
+
+def commit(call: Call, element: str) -> Json:
+    body = call.body_object("{commitMeta: {...}, operations: [...]}")
+    meta = _client_meta(body.get("commitMeta")) or CommitMeta()
+    _, operations = nj.commit_request_from_json(body)
+    branch, expected = call.write_target(call.address(element))
+    result = call.store.commit(branch, expected, meta, operations)
+    return nj.commit_result_to_json(branch, result)
+
+
+def _flag(body: dict[str, Any], *names: str) -> bool:
+    """A boolean field under either of its spellings (``isDryRun`` / ``dryRun``)."""
+    for name in names:
+        value = body.get(name)
+        if value is not None:
+            if not isinstance(value, bool):
+                raise bad_request(f"'{name}' must be true or false")
+            return value
+    return False
+
+
+def _behaviors(body: dict[str, Any]) -> tuple[MergeBehavior, list[MergeKeyBehavior]]:
+    raw_default = body.get("defaultKeyMergeMode") or "NORMAL"
+    try:
+        default = MergeBehavior(str(raw_default).upper())
+    except ValueError:
+        raise bad_request(f"defaultKeyMergeMode must be NORMAL, FORCE or DROP, not '{raw_default}'") from None
+    modes = body.get("keyMergeModes") or []
+    if not isinstance(modes, list):
+        raise bad_request("keyMergeModes must be a list of {key, mergeBehavior}")
+    try:
+        return default, [nj.merge_behavior_from_json(m) for m in modes]
+    except ValueError as e:
+        raise bad_request(f"keyMergeModes: {e}") from None
+
+
+def merge(call: Call, element: str) -> Json:
+    body = call.body_object("{fromRefName, fromHash, ...}")
+    from_name = body.get("fromRefName")
+    if not from_name:
+        raise bad_request("fromRefName must be provided: the name of the reference to merge from")
+    source_ref, source_hash = call.source_hash(from_name, body.get("fromHash"), "Source hash (fromHash)")
+    meta = _client_meta(body.get("commitMeta"))
+    message = body.get("message")
+    if message and (meta is None or not meta.message):
+        meta = CommitMeta(message=message) if meta is None else _with_message(meta, message)
+    default, behaviors = _behaviors(body)
+    target, expected = call.write_target(call.address(element))
+    result = call.store.merge(
+        source_ref if source_ref is not None else source_hash,
+        target,
+        expected,
+        source_hash=source_hash if source_ref is not None else None,
+        default_behavior=default,
+        key_behaviors=behaviors,
+        dry_run=_flag(body, "isDryRun", "dryRun"),
+        meta=meta,
+        raise_on_conflict=not _flag(body, "isReturnConflictAsResult", "returnConflictAsResult"),
+    )
+    return nj.merge_result_to_json(result)
+
+
+def _with_message(meta: CommitMeta, message: str) -> CommitMeta:
+    return dataclasses.replace(meta, message=message)
+
+
+def transplant(call: Call, element: str) -> Json:
+    body = call.body_object("{fromRefName, hashesToTransplant, ...}")
+    hashes = body.get("hashesToTransplant")
+    if not isinstance(hashes, list) or not hashes:
+        raise bad_request("No hashes given to transplant.")
+    from_name = body.get("fromRefName")
+    if not from_name:
+        raise bad_request("fromRefName must be provided: the name of the reference the commits come from")
+    # The source reference must exist (checked once); the hashes need not be on it, as in Nessie.
+    sequence = [
+        call.source_hash(from_name if i == 0 else None, str(h), "Hash to transplant")[1]
+        for i, h in enumerate(hashes)
+    ]
+    message = body.get("message")
+    default, behaviors = _behaviors(body)
+    target, expected = call.write_target(call.address(element))
+    result = call.store.transplant(
+        target,
+        expected,
+        sequence,
+        default_behavior=default,
+        key_behaviors=behaviors,
+        dry_run=_flag(body, "isDryRun", "dryRun"),
+        raise_on_conflict=not _flag(body, "isReturnConflictAsResult", "returnConflictAsResult"),
+        # Like Nessie, a message replaces the message of a single transplanted commit only.
+        message=message if message and len(sequence) == 1 else None,
+    )
+    return nj.merge_result_to_json(result)
+
+
+__all__ = ["commit", "merge", "transplant"]

@@ -1,0 +1,92 @@
+"""The model's JSON form converts both ways without loss."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from persist_spi.ids import ObjId
+from persist_spi.versionstore import nessie_json as nj
+from persist_spi.versionstore.content import (
+    UDF,
+    ContentKey,
+    DeltaLakeTable,
+    IcebergTable,
+    IcebergView,
+    Namespace,
+)
+from persist_spi.versionstore.errors import (
+    Conflict,
+    ConflictType,
+    ReferenceConflictError,
+    ReferenceNotFoundError,
+)
+from persist_spi.versionstore.meta import CommitMeta
+from persist_spi.versionstore.operations import Delete, Put, Unchanged
+
+CONTENTS = [
+    IcebergTable(id="i1", metadata_location="m", snapshot_id=-5, schema_id=1, spec_id=2, sort_order_id=3),
+    IcebergView(id="v1", metadata_location="m", version_id=4, schema_id=5, sql_text="s", dialect="d"),
+    DeltaLakeTable(id="d1", metadata_location_history=("a", "b"), last_checkpoint="c"),
+    UDF(id="u1", metadata_location="m", version_id="v", signature_id="s"),
+    Namespace(id="n1", elements=("a", "b"), properties={"k": "v"}),
+]
+
+
+@pytest.mark.parametrize("content", CONTENTS, ids=lambda c: c.TYPE_NAME)
+def test_content_round_trips(content: object) -> None:
+    assert nj.content_from_json(nj.content_to_json(content)) == content  # type: ignore[arg-type]
+
+
+def test_iceberg_table_uses_nessies_field_names() -> None:
+    doc = nj.content_to_json(CONTENTS[0])
+    assert doc == {
+        "type": "ICEBERG_TABLE",
+        "id": "i1",
+        "metadataLocation": "m",
+        "snapshotId": -5,
+        "schemaId": 1,
+        "specId": 2,
+        "sortOrderId": 3,
+    }
+
+
+def test_commit_meta_keeps_multi_valued_properties() -> None:
+    when = datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+    meta = CommitMeta("msg", authors=("a", "b"), author_time=when, all_properties={"p": ("1", "2")})
+    doc = nj.meta_to_json(meta)
+    assert doc["allProperties"] == {"p": ["1", "2"]}
+    back = nj.meta_from_json(doc)
+    assert back.all_properties == {"p": ("1", "2")}
+    assert back.authors == ("a", "b")
+    assert back.author_time == when
+
+
+def test_operations_round_trip() -> None:
+    key = ContentKey.of("a", "b")
+    for op in (Put(key, CONTENTS[0]), Delete(key), Unchanged(key)):
+        assert nj.operation_from_json(nj.operation_to_json(op)) == op
+
+
+def test_conflict_errors_round_trip_with_their_conflicts() -> None:
+    error = ReferenceConflictError([Conflict.of(ConflictType.KEY_EXISTS, ContentKey.of("t"))])
+    status, body = nj.error_to_json(error)
+    assert status == 409
+    back = nj.error_from_json(status, body)
+    assert isinstance(back, ReferenceConflictError)
+    assert back.conflicts[0].conflict_type is ConflictType.KEY_EXISTS
+    assert back.conflicts[0].key == ContentKey.of("t")
+
+
+def test_not_found_and_bad_request_map_to_the_models_errors() -> None:
+    assert isinstance(
+        nj.error_from_json(404, {"errorCode": "REFERENCE_NOT_FOUND", "message": "x"}), ReferenceNotFoundError
+    )
+    assert isinstance(nj.error_from_json(400, {"errorCode": "BAD_REQUEST", "message": "x"}), ValueError)
+
+
+def test_a_document_missing_a_field_names_it() -> None:
+    with pytest.raises(nj.NessieJsonError, match="'elements'"):
+        nj.key_from_json({})
+    assert nj.hash_from_json("ab" * 32) == ObjId.from_hex("ab" * 32)
