@@ -9,7 +9,10 @@ It reads a live repository only through the Persist contract, as any lochkit pro
    name and none for the others. Half-done creates and deletes are what a process that died between
    the steps of ``ReferenceLogic`` leaves; they are reported (and finished with ``repair``, through
    the same recovery every read performs). A row the registry does not list is an error;
-4. each reference's commit chain (see :mod:`reliability.chains`).
+4. each reference's commit chain (see :mod:`reliability.chains`);
+5. the commit-target lease of each branch (``int/commit-lease/<branch>``, written by the
+   ``coordinated`` commit policy) where there is one: its pointer is a ticket-lock state, not an
+   object id, so it is decoded as a lease instead of walked as a chain.
 
 A check of a repository others are writing to can see a create or delete in progress as half-done;
 anything else it reports is re-checked against a newer ``int/refs`` before it is believed.
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.store_index import deserialize_index
+from persist_spi.logic.commit_lease import LEASE_PREFIX, LeaseState, lease_ref_name
 from persist_spi.logic.commit_logic import CommitLogic
 from persist_spi.logic.internal_refs import REF_REFS, REF_REPO, REFS_HEADS, REFS_TAGS, is_internal
 from persist_spi.logic.reference_logic import ReferenceLogic
@@ -69,6 +73,8 @@ def reference_kind(name: str) -> str:
         return "branch"
     if name.startswith(REFS_TAGS):
         return "tag"
+    if name.startswith(LEASE_PREFIX):
+        return "lease"
     return "internal" if is_internal(name) else "other"
 
 
@@ -125,7 +131,9 @@ class RepositoryChecker:
         self._check_int_repo(repo_row)
         if registry is not None:
             self._check_registrations(registry)
-            self._check_rows(sorted(set(ever) | set(registry.live)), registry)
+            names = sorted(set(ever) | set(registry.live))
+            self._check_rows(names, registry)
+            self._check_leases([n for n in names if n.startswith(REFS_HEADS)])
         self.chains.verify_collected()
 
     # --- internal references ---------------------------------------------------------------------
@@ -320,6 +328,35 @@ class RepositoryChecker:
                 name,
                 extended,
             )
+
+
+    # --- commit-target leases ----------------------------------------------------------------------
+
+    def _check_leases(self, branches: Sequence[str]) -> None:
+        """Each branch's lease row, where the ``coordinated`` policy left one. A lease outlives its
+        branch (a delete does not touch it) and a waiting count above zero is a lease in use (or
+        one a crashed holder left: the next writer takes it over), so neither is a finding."""
+        names = [lease_ref_name(b) for b in branches]
+        for start in range(0, len(names), ROWS_BATCH):
+            batch = names[start : start + ROWS_BATCH]
+            for name, row in zip(batch, self.persist.fetch_references(batch), strict=True):
+                if row is None or row.deleted:
+                    continue
+                summary = ReferenceSummary(name, "lease", row.pointer.hex())
+                self.report.references.append(summary)
+                try:
+                    state = LeaseState.decode(row.pointer)
+                except ValueError as e:
+                    problem = str(e)
+                else:
+                    if state.serving <= state.next_ticket:
+                        continue
+                    problem = (
+                        f"the lease serves ticket {state.serving} but has handed out only "
+                        f"{state.next_ticket}: its state went backwards"
+                    )
+                summary.errors += 1
+                self._finding(Severity.ERROR, "bad-commit-lease", problem, name, row.pointer.hex())
 
 
 def _state(registered: bool, row: Reference | None) -> RowState:

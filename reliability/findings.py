@@ -40,7 +40,7 @@ class Finding:
 @dataclass
 class ReferenceSummary:
     name: str
-    #: branch, tag, internal or other
+    #: branch, tag, internal, lease (a commit-target lease: its head is the lease state) or other
     kind: str
     head: str
     commits_checked: int = 0

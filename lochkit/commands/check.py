@@ -20,7 +20,11 @@ SHOWN = 40
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", required=True, help="backend name (see `lochkit backends`)")
-    parser.add_argument("--url", help="address of the database (rocksdb: rocksdb:///path/to/dir)")
+    parser.add_argument(
+        "--url",
+        help="address of the database (rocksdb: rocksdb:///path/to/dir; default .lochkit/data/rocksdb, "
+        "where the load commands keep it)",
+    )
     parser.add_argument("--repository", default="", help="repository id (default: the empty id)")
     parser.add_argument(
         "--repair", action="store_true", help="finish half-done reference creates and deletes"
@@ -45,8 +49,14 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     if args.max_commits is not None and args.max_commits < 1:
         print("lochkit check: --max-commits must be at least 1", file=sys.stderr)
         return ExitCode.USAGE
+    url, missing = _embedded_url(args.backend, args.url)
+    if missing is not None:
+        print(
+            f"lochkit check: {missing} does not exist: no repository to check (give --url)", file=sys.stderr
+        )
+        return ExitCode.NO_REPOSITORY
     try:
-        adapter = backend_factory(args.backend).create(args.url)
+        adapter = backend_factory(args.backend).create(url)
     except (UnknownBackend, LochkitError) as e:
         print(f"lochkit check: {e}", file=sys.stderr)
         return ExitCode.USAGE
@@ -92,3 +102,18 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
             print(f"lochkit check: {e}", file=sys.stderr)
             return ExitCode.USAGE
     return int(report.exit_code)
+
+
+def _embedded_url(backend: str, url: str | None) -> tuple[str | None, str | None]:
+    """The URL to open, and the directory that is missing if an embedded store's is. Without
+    ``--url``, RocksDB is read where the load commands keep it; a directory that does not exist is
+    not created (opening it would make an empty database)."""
+    if backend != "rocksdb":
+        return url, None
+    from pathlib import Path
+
+    from backends.rocksdb import data_directory
+    from lochkit.targets import DATA_ROOT
+
+    directory = data_directory(url) if url else DATA_ROOT / backend
+    return (url or str(directory)), (None if Path(directory).is_dir() else str(directory))

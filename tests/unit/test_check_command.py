@@ -11,7 +11,12 @@ from lochkit.cli import main
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.ids import EMPTY_OBJ_ID
+from persist_spi.logic.commit_lease import lease_ref_name
 from persist_spi.logic.reference_logic import ReferenceLogic
+from persist_spi.versionstore.content import ContentKey, IcebergTable
+from persist_spi.versionstore.meta import CommitMeta
+from persist_spi.versionstore.operations import Put
+from persist_spi.versionstore.refs import branch
 from persist_spi.versionstore.store import VersionStore
 
 
@@ -69,3 +74,42 @@ def test_parquet_directory_is_written(tmp_path: Path, capsys: pytest.CaptureFixt
         "check_references.parquet",
         "check_runs.parquet",
     ]
+
+
+def test_commit_lease_of_the_coordinated_policy_is_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"rocksdb://{tmp_path / 'db'}"
+    adapter = RocksDBBackendFactory().create(url)
+    try:
+        persist = AdapterPersist(adapter, StoreConfig(repository_id="cli", commit_policy="coordinated"))
+        store = VersionStore(persist)
+        store.repository.initialize("main")
+        table = IcebergTable(metadata_location="s3://bucket/t/metadata.json")
+        store.commit(branch("main"), None, CommitMeta("leased"), [Put(ContentKey.of("t"), table)])
+        assert persist.fetch_reference(lease_ref_name("refs/heads/main")) is not None
+    finally:
+        adapter.close()
+    assert main(["check", "--backend", "rocksdb", "--url", url, "--repository", "cli"]) == 0
+    out = capsys.readouterr().out
+    assert "0 errors" in out
+    assert "consistent" in out
+
+
+def test_without_url_rocksdb_is_read_where_the_load_commands_keep_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--backend", "rocksdb"]) == 4  # nothing generated yet
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / ".lochkit").exists()  # and the check did not create an empty database
+    _repository(tmp_path / ".lochkit" / "data" / "rocksdb", half_done=False)
+    assert main(["check", "--backend", "rocksdb", "--repository", "cli"]) == 0
+
+
+def test_a_rocksdb_directory_that_does_not_exist_is_not_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "--backend", "rocksdb", "--url", f"rocksdb://{tmp_path / 'typo'}"]) == 4
+    assert "typo does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "typo").exists()

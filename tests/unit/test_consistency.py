@@ -16,6 +16,7 @@ from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.store_index import deserialize_index
+from persist_spi.logic.commit_lease import LeaseState, lease_ref_name
 from persist_spi.logic.reference_logic import ReferenceLogic
 from persist_spi.objs import CommitObj, ContentValueObj, IndexObj
 from persist_spi.persist import Persist
@@ -261,3 +262,49 @@ def test_keys_in_nessies_utf16_order_are_accepted() -> None:
     assert keys_ascend(["\uffff", "\U00010000"])  # code-point order
     assert keys_ascend(["\U00010000", "\uffff"])  # UTF-16 order, as Nessie writes it
     assert not keys_ascend(["b", "a", "c"])
+
+
+def _coordinated_repository() -> tuple[AdapterPersist, VersionStore]:
+    """Commits through the ``coordinated`` policy, which keeps a lease row per branch."""
+    persist = AdapterPersist(
+        InMemoryBackendFactory().create(), StoreConfig(repository_id="r", commit_policy="coordinated")
+    )
+    vs = VersionStore(persist)
+    vs.repository.initialize("main")
+    vs.create_reference(branch("dev"), EMPTY_OBJ_ID)
+    for i, target in enumerate([MAIN, branch("dev"), MAIN]):
+        table = IcebergTable(metadata_location=f"s3://bucket/table-{i}/metadata.json")
+        vs.commit(target, None, CommitMeta(f"commit {i}"), [Put(ContentKey.of(f"table-{i}"), table)])
+    return persist, vs
+
+
+def test_commit_leases_are_checked_as_leases_not_as_commit_chains() -> None:
+    persist, _ = _coordinated_repository()
+    leases = [lease_ref_name(b) for b in ("refs/heads/main", "refs/heads/dev")]
+    assert all(row is not None for row in persist.fetch_references(leases))  # the policy wrote them
+    report = _check(persist)
+    assert report.exit_code is ExitCode.CONSISTENT, report.findings
+    assert {r.name: r.kind for r in report.references if r.kind == "lease"} == dict.fromkeys(leases, "lease")
+    walked = {r.name: r.commits_checked for r in report.references}
+    assert walked["refs/heads/main"] == 2  # the branches' chains were still walked, to their roots
+    assert walked["refs/heads/dev"] == 1
+
+
+def test_a_lease_that_is_not_a_lease_state_is_reported() -> None:
+    persist, _ = _coordinated_repository()
+    name = lease_ref_name(MAIN.full_name)
+    row = persist.fetch_reference_for_update(name)
+    assert row is not None
+    persist.update_reference_pointer(row, ObjId(b"\x01" * 32))  # an object id where a lease belongs
+    row = persist.fetch_reference_for_update(name)
+    assert row is not None
+    backwards = lease_ref_name("refs/heads/dev")
+    dev = persist.fetch_reference_for_update(backwards)
+    assert dev is not None
+    persist.update_reference_pointer(dev, LeaseState(next_ticket=1, serving=2).encode())
+    report = _check(persist)
+    assert report.exit_code is ExitCode.ERRORS
+    assert {(f.check, f.reference) for f in report.findings if f.severity is Severity.ERROR} == {
+        ("bad-commit-lease", name),
+        ("bad-commit-lease", backwards),
+    }
