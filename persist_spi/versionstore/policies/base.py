@@ -60,7 +60,10 @@ class PerPersist(Generic[V]):
     def __init__(self, make: Callable[[Persist], V]) -> None:
         self._make = make
         self._values: dict[int, V] = {}
-        self._lock = threading.Lock()
+        # Reentrant: the garbage collector may run a collected Persist's finalizer (``_forget``) in
+        # this very thread while ``__call__`` holds the lock (an allocation under it triggers a
+        # collection); a plain Lock then waits for itself forever.
+        self._lock = threading.RLock()
 
     def __call__(self, persist: Persist) -> V:
         key = id(persist)
