@@ -329,7 +329,6 @@ class RepositoryChecker:
                 extended,
             )
 
-
     # --- commit-target leases ----------------------------------------------------------------------
 
     def _check_leases(self, branches: Sequence[str]) -> None:
