@@ -353,24 +353,28 @@ def run_campaign(
             toxiproxy_api = proxy.api
         for name in backends:
             try:
-                report.backends.append(
-                    run_backend(
-                        name,
-                        profile,
-                        parts,
-                        seed,
-                        _mkdir(work / name),
-                        url=(urls or {}).get(name),
-                        toxiproxy_api=toxiproxy_api,
-                        log=log,
-                    )
+                figures = run_backend(
+                    name,
+                    profile,
+                    parts,
+                    seed,
+                    _mkdir(work / name),
+                    url=(urls or {}).get(name),
+                    toxiproxy_api=toxiproxy_api,
+                    log=log,
                 )
+                if set(parts) - {"fuzz"} and not figures.commits_checked:
+                    # A run that verified nothing proves nothing (pytest's "no tests collected").
+                    figures.problems.append("no commit was checked: no part requested ran here")
+                report.backends.append(figures)
             except Exception as e:  # one backend's setup failing must not hide the others' figures
                 report.problems.append(f"{name}: {type(e).__name__}: {e}")
                 log(f"{name}: FAILED: {type(e).__name__}: {e}")
     if "fuzz" in parts:
         log("fuzzing every decoder")
         report.fuzz = run_fuzz(profile, seed, work, log)
+        if not sum(f.inputs for f in report.fuzz):
+            report.problems.append("fuzzing ran no input")
     report.seconds = time.monotonic() - started
     return report
 
