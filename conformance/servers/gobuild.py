@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -57,6 +58,18 @@ def build_go_binary(
         )
         partial.replace(binary)  # atomic: a concurrent run sees no binary or a whole one
     return binary
+
+
+def binary_reports(binary: Path, flag: str, expected: str) -> bool:
+    """True if ``binary`` exists and ``binary flag`` (its version option) exits 0 printing
+    ``expected``: a cached build of the wanted version that starts."""
+    if not binary.exists():
+        return False
+    try:
+        done = subprocess.run([str(binary), flag], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0 and expected in done.stdout + done.stderr
 
 
 def _download_module(go: str, backend: str, module: str, version: str) -> Path:

@@ -10,14 +10,13 @@ panics without it).
 
 from __future__ import annotations
 
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner
-from conformance.servers.gobuild import build_go_binary
+from conformance.servers.gobuild import binary_reports, build_go_binary
 from conformance.servers.process import LocalServer, RestartableServer, cache_dir, free_port
 from conformance.servers.versions import IMAGES, LOCAL
 
@@ -71,13 +70,7 @@ def install_ferretdb() -> Path:
 
 
 def _reports_version(binary: Path) -> bool:
-    if not binary.exists():
-        return False
-    try:
-        done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0 and f"version: {FERRETDB_VERSION}" in done.stdout
+    return binary_reports(binary, "--version", f"version: {FERRETDB_VERSION}")
 
 
 def start_ferretdb(workdir: Path, *, user: str | None = None, password: str | None = None) -> FerretDB:

@@ -8,14 +8,13 @@ runs it and prints its API address. The API listens on loopback only.
 
 from __future__ import annotations
 
-import subprocess
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from conformance.provisioning import Provisioned, ServerProvisioner
-from conformance.servers.gobuild import build_go_binary
+from conformance.servers.gobuild import binary_reports, build_go_binary
 from conformance.servers.process import LocalServer, cache_dir, free_port
 from conformance.servers.versions import LOCAL
 
@@ -30,13 +29,7 @@ def toxiproxy_binary() -> Path:
 
 
 def _reports_version(binary: Path) -> bool:
-    if not binary.exists():
-        return False
-    try:
-        done = subprocess.run([str(binary), "-version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0 and VERSION.lstrip("v") in done.stdout + done.stderr
+    return binary_reports(binary, "-version", VERSION.lstrip("v"))
 
 
 def install_toxiproxy() -> Path:
