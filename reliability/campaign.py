@@ -351,7 +351,7 @@ def run_campaign(
             proxy = start_toxiproxy(_mkdir(work / "toxiproxy"))
             stack.callback(proxy.stop)
             toxiproxy_api = proxy.api
-        for name in backends:
+        for name in backends if set(parts) - {"fuzz"} else ():  # --only fuzz: no backend to open
             try:
                 figures = run_backend(
                     name,

@@ -5,9 +5,9 @@ user hands it, and checks what must hold of the result. Raising one of its ``all
 clean rejection; any other exception (an ``IndexError`` from a truncated buffer, a ``TypeError``
 from a value of the wrong shape, a failed property) is a crash.
 
-To add a decoder (the key-pattern grammar and the load tool's JSON inputs will join this way)::
+To add a decoder::
 
-    register_decoder("key-patterns", parse_pattern_bytes, allowed=(PatternError,), description="...")
+    register_decoder("key-patterns", decode_key_pattern, allowed=(KeyPatternError,), description="...")
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+from loadgen.keygen.generator import KeyPatternError
 from persist_spi.codec import CorruptObject
 from persist_spi.errors import BackendConfigError, LochkitError
 
@@ -338,6 +339,56 @@ def decode_object_id(data: bytes) -> None:
     _expect(str(obj_id) == text.lower(), "the id does not print as it was read")
 
 
+# --- inputs of the load tool and of the REST server ----------------------------------------------
+
+
+def decode_key_pattern(data: bytes) -> None:
+    """The content generator's key-pattern grammar (``--key-pattern``), and a few keys from it."""
+    import random
+
+    from loadgen.keygen.generator import KeyGenerator
+
+    generator = KeyGenerator(data.decode("utf-8", "replace"), random.Random(0))
+    for _ in range(3):
+        _expect(isinstance(generator.generate(), str), "a generated key is not a string")
+
+
+def decode_content_info_json(data: bytes) -> None:
+    """The load tool's CONTENT_INFO_JSON input files (``--input`` of delete, content-refresh)."""
+    from loadgen.contentgen.maintenance import content_info_entries
+
+    for reference, key in content_info_entries(data.decode("utf-8", "replace"), "fuzz"):
+        _expect(isinstance(reference, str) and bool(key.elements), "an entry without reference or key")
+
+
+def decode_rest_commit(data: bytes) -> None:
+    """The body of a REST API v2 commit as ``lochkit serve`` decodes it: commit meta and operations."""
+    from persist_spi.versionstore import nessie_json as nj
+
+    doc = json.loads(data)
+    if isinstance(doc, dict) and isinstance(doc.get("commitMeta"), dict):
+        nj.meta_from_json(doc["commitMeta"])
+    nj.commit_request_from_json(doc)
+
+
+def _rest_commit_seeds() -> list[bytes]:
+    from persist_spi.versionstore import nessie_json as nj
+    from persist_spi.versionstore.content import ContentKey, IcebergTable, Namespace
+    from persist_spi.versionstore.meta import CommitMeta
+    from persist_spi.versionstore.operations import Delete, Operation, Put
+
+    operations: list[Operation] = [
+        Put(ContentKey.of("ns", "t"), IcebergTable(metadata_location="s3://b/t.json", snapshot_id=1)),
+        Put(ContentKey.of("ns"), Namespace(elements=("ns",))),
+        Delete(ContentKey.of("old")),
+    ]
+    return [
+        json.dumps(
+            nj.commit_request_to_json(CommitMeta("m", authors=("a",), properties={"p": "v"}), operations)
+        ).encode()
+    ]
+
+
 register_decoder(
     "object-codec",
     decode_object,
@@ -407,4 +458,25 @@ register_decoder(
     allowed=(ValueError,),
     description="hex object ids from users",
     seeds=lambda: [b"00" * 32, b"2e1cfa82b035c26cbbbdae632cea070514eb8b773f616aaeaf668e2f0be8f10d"],
+)
+register_decoder(
+    "key-patterns",
+    decode_key_pattern,
+    allowed=(KeyPatternError,),
+    description="the content generator's key-pattern grammar (--key-pattern) and keys drawn from it",
+    seeds=lambda: [b"db_${every,10,uuid}.tbl_${seq,0}", b"t${prob,0.5,string,8}-${int,100}$$"],
+)
+register_decoder(
+    "content-info-json",
+    decode_content_info_json,
+    allowed=(ValueError,),
+    description="the load tool's CONTENT_INFO_JSON input files",
+    seeds=lambda: [b'[{"key": {"elements": ["ns", "t"]}, "reference": "main"}]'],
+)
+register_decoder(
+    "rest-commit-json",
+    decode_rest_commit,
+    allowed=(ValueError,),
+    description="REST API v2 commit bodies (commit meta, operations, contents) as lochkit serve reads them",
+    seeds=_rest_commit_seeds,
 )
