@@ -22,6 +22,7 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from persist_spi.errors import BackendConfigError
+from persist_spi.url_safety import AMBIGUOUS_FIX, AMBIGUOUS_PROBLEM, ambiguous_credentials, unshown
 
 DEFAULT_PORT: Final = 9042
 DEFAULT_KEYSPACE: Final = "lochkit"
@@ -57,11 +58,14 @@ class CassandraSettings:
 
 def parse_url(flavour: str, url: str, options: Mapping[str, Any] | None = None) -> CassandraSettings:
     """Settings from ``url``; every problem is a :class:`BackendConfigError` naming the fix."""
+    if ambiguous_credentials(url):
+        raise BackendConfigError(flavour, unshown(url), AMBIGUOUS_PROBLEM, AMBIGUOUS_FIX)
     shown = _redacted(url)
     try:
         parts = urlsplit(url)
-    except ValueError as e:
-        raise _config_error(flavour, shown, f"unparseable URL ({e})") from None
+    except ValueError:
+        # Not quoted: urllib's message repeats the address part, credentials included.
+        raise _config_error(flavour, shown, "unparseable URL (host or port)") from None
     if parts.scheme not in SCHEMES:
         raise _config_error(flavour, shown, f"unsupported URL scheme '{parts.scheme}'")
     userinfo, _, hostlist = parts.netloc.rpartition("@")

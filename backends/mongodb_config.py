@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from persist_spi.errors import BackendConfigError
+from persist_spi.url_safety import AMBIGUOUS_PROBLEM, ambiguous_credentials, unshown
 
 BACKEND: Final = "mongodb"
 DEFAULT_URL: Final = "mongodb://localhost:27017/"
@@ -38,7 +39,7 @@ _URL_HELP: Final = (
     "(escape user and password with urllib.parse.quote_plus)"
 )
 _PREFIX_RE: Final = re.compile(r"[A-Za-z0-9_.-]*")
-_USERINFO_RE: Final = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)(.*)@")
+_USERINFO_RE: Final = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)(.*)@", re.DOTALL)  # a newline too
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,11 @@ def redact_url(url: str) -> str:
 
 def parse_settings(url: str | None, options: Mapping[str, Any] | None = None) -> MongoSettings:
     raw = url or DEFAULT_URL
+    if ambiguous_credentials(raw):
+        fix = (
+            "Percent-encode the user name and password as pymongo expects: urllib.parse.quote_plus(password)"
+        )
+        raise BackendConfigError(BACKEND, unshown(raw), AMBIGUOUS_PROBLEM, fix)
     if not raw.startswith(("mongodb://", "mongodb+srv://")):
         raise _config_error(raw, "the URL must start with mongodb:// or mongodb+srv://")
     pymongo_uri, from_query = _split_lochkit_options(raw)

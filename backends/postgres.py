@@ -28,6 +28,7 @@ from backends.postgres_connections import ConnectionShelf
 from backends.postgres_errors import ErrorContext, Kind, backoff_delays, classify
 from backends.postgres_schema import create, inspect, judge, mismatch_fix
 from backends.postgres_sql import DIALECTS, SCHEMA_VERSION, Dialect, Statements, detect_dialect, short_version
+from backends.postgres_watchdog import Deadline, StatementWatchdog
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import BackendConfigError, BackendSchemaMismatch, LochkitError, UnknownOperationResult
 from persist_spi.registry import BackendFactory
@@ -88,6 +89,7 @@ class PostgresAdapter(BackendAdapter):
             self._pool.close()
             raise self._errors.backend_error(Kind.CONNECTION, e, "opening the connection pool") from None
         self._connections = ConnectionShelf(self._pool)
+        self._watchdog = StatementWatchdog(settings.request_timeout)
         self._closed = False
 
     @property
@@ -105,6 +107,7 @@ class PostgresAdapter(BackendAdapter):
         if not self._closed:
             self._closed = True
             self._connections.close()
+            self._watchdog.close()
             self._pool.close(timeout=5)
 
     # --- running statements ----------------------------------------------------------------------
@@ -121,8 +124,12 @@ class PostgresAdapter(BackendAdapter):
         reconnected = False
         while True:
             attempts += 1
+            deadline: Deadline | None = None
             try:
-                with self._connections.borrowed() as conn:
+                with (
+                    self._connections.borrowed() as conn,
+                    self._watchdog.guard(conn.pgconn.socket) as deadline,
+                ):
                     return work(conn)
             except PoolTimeout as e:  # no connection was handed out: nothing was sent
                 raise self._errors.backend_error(Kind.CONNECTION, e, during) from None
@@ -130,14 +137,18 @@ class PostgresAdapter(BackendAdapter):
                 raise
             except Error as e:
                 kind = classify(e)
+                stalled = deadline is not None and deadline.expired
                 if kind is Kind.CONFLICT and (delay := next(delays, None)) is not None:
                     time.sleep(delay)  # the server rolled it all back: running it again is safe
                     continue
-                if kind is Kind.CONNECTION and not write and not reconnected:
+                if kind is Kind.CONNECTION and not write and not reconnected and not stalled:
                     reconnected = True  # a pooled connection went stale: a read may simply go again
                     continue
-                if kind is Kind.OTHER:
+                if kind is Kind.OTHER and not stalled:
                     raise
+                if stalled:
+                    kind = Kind.CONNECTION
+                    during += f" (no answer within request_timeout={self._settings.request_timeout:g} s)"
                 raise self._translate(kind, e, during, write=write, attempts=attempts) from e
 
     def _translate(

@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl, quote, unquote
 
 from persist_spi import hints
 from persist_spi.errors import BackendConfigError
+from persist_spi.url_safety import AMBIGUOUS_FIX, AMBIGUOUS_PROBLEM, ambiguous_credentials, unshown
 
 #: lochkit's own options, with the help text shown when an unknown option is given.
 OPTIONS: Final[dict[str, str]] = {
@@ -27,6 +28,8 @@ OPTIONS: Final[dict[str, str]] = {
     "pool_min": "connections kept open (default 1)",
     "pool_max": "most connections open at once (default 10)",
     "pool_timeout": "seconds to wait for a free connection (default 30)",
+    "request_timeout": "seconds a statement may wait for the server's answer before its connection is "
+    "closed (default 30; bounds a stalled or half-open connection)",
     "dialect": "auto (ask the server, default), postgresql or cockroachdb",
     "max_retries": "retries of a transaction the server aborted for a conflict (default 8)",
 }
@@ -51,6 +54,7 @@ class PgSettings:
     pool_min: int = 1
     pool_max: int = 10
     pool_timeout: float = 30.0
+    request_timeout: float = 30.0
     dialect: str = "auto"
     max_retries: int = 8
     secrets: tuple[str, ...] = field(default=(), repr=False)
@@ -103,7 +107,7 @@ def parse_settings(
             f"unsupported URL scheme '{scheme}'",
             f"use one of {', '.join(s + '://' for s in SCHEMES)}",
         )
-    _reject_ambiguous(backend, scheme, rest)
+    _reject_ambiguous(backend, url)
     base, _, query = rest.partition("?")
     from_url = dict(parse_qsl(query, keep_blank_values=True))
     raw_secrets = _url_password(base)
@@ -117,19 +121,10 @@ def parse_settings(
     return _with_options(backend, _address_of(scheme, params), _make_conninfo(params), ours, dialect, secrets)
 
 
-def _reject_ambiguous(backend: str, scheme: str, rest: str) -> None:
-    """An unencoded '/', '?', '#' or '@' before the last '@' makes it unclear where the password
-    ends, and whatever parser guesses wrong would show part of it; refuse without echoing anything."""
-    userinfo, at, _ = rest.rpartition("@")
-    if at and any(c in userinfo for c in "/?#@"):
-        raise BackendConfigError(
-            backend,
-            f"{scheme}://(not shown: the URL is ambiguous)",
-            "the URL has an '@' that does not end the user name and password, or they contain an "
-            "unencoded '/', '?', '#' or '@'",
-            "Percent-encode special characters in the user name, password and option values, e.g. "
-            "urllib.parse.quote(password, safe='')",
-        )
+def _reject_ambiguous(backend: str, url: str) -> None:
+    """See :mod:`persist_spi.url_safety`: refuse without echoing anything."""
+    if ambiguous_credentials(url):
+        raise BackendConfigError(backend, unshown(url), AMBIGUOUS_PROBLEM, AMBIGUOUS_FIX)
 
 
 def _url_password(base: str) -> tuple[str, ...]:
@@ -163,7 +158,7 @@ def _libpq_params(
 
     try:
         parsed = conninfo_to_dict(f"postgresql://{base}")
-    except ProgrammingError as e:
+    except (ProgrammingError, ValueError) as e:  # libpq's parser; undecodable bytes are a ValueError
         raise BackendConfigError(
             backend, address, f"the URL cannot be parsed ({scrub(str(e), secrets)})", "check its syntax"
         ) from None
@@ -228,6 +223,7 @@ def _with_options(
         pool_min=number("pool_min", min(1, pool_max), 0, pool_max),
         pool_max=pool_max,
         pool_timeout=number("pool_timeout", 30.0, 0.1, 3600, float),
+        request_timeout=number("request_timeout", 30.0, 0.1, 86400, float),
         dialect=chosen,
         max_retries=number("max_retries", 8, 0, 100),
         secrets=secrets,

@@ -332,8 +332,13 @@ class RocksDBBackendFactory(BackendFactory):
                 f"unknown option(s) {', '.join(sorted(unknown))}",
                 "the only option is sync=true|false",
             )
-        path = Path((parsed.netloc + parsed.path) if parsed.scheme else url)
-        return RocksDBAdapter(path, sync_writes=_flag(opts.get("sync")))
+        return RocksDBAdapter(data_directory(url), sync_writes=_flag(opts.get("sync")))
+
+
+def data_directory(url: str) -> Path:
+    """The directory a ``rocksdb:///path`` URL (or plain path) names; its query is not part of it."""
+    parsed = urlparse(url)
+    return Path((parsed.netloc + parsed.path) if parsed.scheme else url)
 
 
 def _flag(value: Any) -> bool:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 from persist_spi import hints, progress
 from persist_spi.errors import LochkitError
@@ -33,6 +33,17 @@ METHODS: Final = ("auto", "external", "testcontainers", "local")
 
 class ProvisioningFailed(LochkitError):
     """No server could be made available; the message says what was tried and how to fix it."""
+
+
+class ServerControl(Protocol):
+    """A local server that can be killed and started again on the same data and port (for fault
+    injection: clients keep their address)."""
+
+    def kill(self) -> None:
+        """SIGKILL every process of the server, as a crash would."""
+
+    def restart(self) -> float:
+        """Start it again and wait until it answers; returns the seconds that took."""
 
 
 @dataclass
@@ -51,6 +62,8 @@ class Provisioned:
     #: The same address with no secret in it (e.g. naming a password file), safe to print and to
     #: paste; None when the provisioner offers no such form.
     printable_url: str | None = field(default=None, repr=False)
+    #: Set by :meth:`ServerProvisioner.restartable_process`.
+    control: ServerControl | None = None
 
     def describe(self) -> str:
         where = f" at {self.printable_url or redact(self.url)}" if self.url else ""
@@ -105,6 +118,11 @@ class ServerProvisioner(ABC):
     @abstractmethod
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
         """Install (if needed, into the user's cache) and start the server on loopback."""
+
+    def restartable_process(self, backend: str, workdir: Path) -> Provisioned:
+        """Like :meth:`local_process`, but configured so that acknowledged writes survive a
+        SIGKILL of the server, with a :attr:`Provisioned.control` to kill and restart it."""
+        raise ProvisioningFailed(f"{backend}: no restartable local server is known")
 
 
 def redact(url: str) -> str:

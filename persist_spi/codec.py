@@ -69,6 +69,10 @@ class CorruptObject(LochkitError):
         super().__init__(f"Object {obj_id} cannot be decoded: {reason}")
 
 
+class CorruptReferenceHistory(LochkitError, ValueError):
+    """The history (former heads) stored with a reference row could not be decoded."""
+
+
 # --- msgpack helpers -----------------------------------------------------------------------------
 
 
@@ -353,7 +357,15 @@ class BinaryCodec:
             if issubclass(obj_type.cls, UpdateableObj):
                 kwargs["version_token"] = version_token
             return obj_type.cls(id=obj_id, referenced=referenced, **kwargs)
-        except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException) as e:
+        except (
+            ValueError,
+            TypeError,
+            KeyError,
+            IndexError,
+            AttributeError,
+            OverflowError,
+            msgpack.UnpackException,
+        ) as e:  # fields of the wrong shape fail in many ways; each is a corrupt object
             raise CorruptObject(obj_id, f"{type(e).__name__}: {e}") from e
 
 
@@ -392,7 +404,7 @@ class _PreviousPointersMemo:
     def decode(self, data: bytes) -> tuple[PreviousPointer, ...]:
         found = self._decoded.get(data)
         if found is None:
-            found = tuple(PreviousPointer(trusted_obj_id(p), ts) for p, ts in _unpack(data))
+            found = _decode_previous_pointers_checked(data)
             self._remember(data, found)
         return found
 
@@ -419,3 +431,17 @@ def decode_previous_pointers(data: bytes | None) -> tuple[PreviousPointer, ...]:
     if not data:
         return ()
     return _PREVIOUS_POINTERS.decode(data)
+
+
+def _decode_previous_pointers_checked(data: bytes) -> tuple[PreviousPointer, ...]:
+    """A history read from the database, every id and timestamp checked (bytes the memo has not
+    seen may be damaged: they came from storage, not from this process)."""
+    try:
+        entries = [(ObjId(p), ts) for p, ts in _unpack(data)]
+    except (ValueError, TypeError, msgpack.UnpackException) as e:
+        raise CorruptReferenceHistory(
+            f"A reference's history cannot be decoded: {type(e).__name__}: {e}"
+        ) from e
+    if not all(isinstance(ts, int) and not isinstance(ts, bool) for _, ts in entries):
+        raise CorruptReferenceHistory("A reference's history holds a timestamp that is not an integer")
+    return tuple(PreviousPointer(p, ts) for p, ts in entries)

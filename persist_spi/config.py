@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 INT_MAX = 2**31 - 1
+#: Longest repository id, in UTF-8 bytes: it is part of every row key (see references.py).
+MAX_REPOSITORY_ID_BYTES = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,7 @@ class StoreConfig:
             raise ValueError("Store config 'parents-per-commit' must be at least 1")
         if self.group_max_commits < 1:
             raise ValueError("Store config 'group-max-commits' must be at least 1")
+        _check_repository_id(self.repository_id)
 
     def with_changes(self, **changes: Any) -> StoreConfig:
         return dataclasses.replace(self, **changes)
@@ -68,6 +71,20 @@ class StoreConfig:
                 )
             kwargs[name] = _coerce(known[name].type, raw, key)
         return cls(**kwargs)
+
+
+def _check_repository_id(repository_id: object) -> None:
+    if not isinstance(repository_id, str):
+        raise ValueError(f"Store config 'repository-id' must be a string, got {type(repository_id).__name__}")
+    try:
+        size = len(repository_id.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValueError("Store config 'repository-id' contains an unpaired surrogate") from None
+    if size > MAX_REPOSITORY_ID_BYTES:
+        raise ValueError(
+            f"Store config 'repository-id' is {size} bytes long in UTF-8; the longest allowed is "
+            f"{MAX_REPOSITORY_ID_BYTES} bytes"
+        )
 
 
 def _kebab(name: str) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from typing import Final
 
 MAX_OBJ_ID_LENGTH: Final = 256
+_HEX: Final = re.compile(r"[0-9a-fA-F]*")
 
 
 class ObjId(bytes):
@@ -26,6 +28,8 @@ class ObjId(bytes):
     @classmethod
     def from_hex(cls, text: str) -> ObjId:
         """Parse the hex text form, rejecting odd lengths and non-hex characters."""
+        if not _HEX.fullmatch(text):
+            raise ValueError(f"Object id '{text}' contains characters that are not hex digits")
         if len(text) % 2:
             raise ValueError(
                 f"Object id '{text}' has an odd number of hex digits ({len(text)}); "

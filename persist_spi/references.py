@@ -11,6 +11,25 @@ if TYPE_CHECKING:
     from persist_spi.config import StoreConfig
 
 INTERNAL_REF_PREFIX: Final = "int/"
+#: Longest reference name, in UTF-8 bytes. Names are keys in every database: DynamoDB's keys hold
+#: at most 2048 bytes (with the repository id), PostgreSQL's index entries about 2700, and
+#: int/refs' index keys 4096; this leaves room for all of them.
+MAX_REFERENCE_NAME_BYTES: Final = 1024
+
+
+def check_reference_name(name: str) -> None:
+    """``ValueError`` for a name no database can hold; called before anything is written."""
+    if not name:
+        raise ValueError("A reference name must not be empty")
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValueError(f"Reference name {name[:40]!r}... contains an unpaired surrogate") from None
+    if size > MAX_REFERENCE_NAME_BYTES:
+        raise ValueError(
+            f"Reference name {name[:40]!r}... is {size} bytes long in UTF-8; the longest allowed is "
+            f"{MAX_REFERENCE_NAME_BYTES} bytes"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ _MODULES = (
     "conformance.servers.cassandra",
     "conformance.servers.dynamodb",
     "conformance.servers.nessie",
+    "conformance.servers.toxiproxy",
 )
 
 

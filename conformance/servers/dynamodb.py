@@ -16,6 +16,7 @@ from conformance.provisioning import LocalServerStatus, Provisioned, Provisionin
 from conformance.servers import requirements, versions
 from conformance.servers.process import (
     LocalServer,
+    RestartableServer,
     cache_dir,
     cache_path,
     free_port,
@@ -49,6 +50,16 @@ class DynamoDBProvisioner(ServerProvisioner):
         )
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
+        return self._local(workdir, SERVER_OPTIONS)
+
+    def restartable_process(self, backend: str, workdir: Path) -> Provisioned:
+        """Tables in a SQLite file under ``workdir`` instead of memory, so a restarted server has
+        them back (each write is committed to SQLite before DynamoDB Local answers)."""
+        data = workdir / "dynamodb-data"
+        data.mkdir(parents=True, exist_ok=True)
+        return self._local(workdir, ("-dbPath", str(data), *SERVER_OPTIONS[1:]))
+
+    def _local(self, workdir: Path, options: tuple[str, ...]) -> Provisioned:
         java = shutil.which("java")
         if java is None:
             raise ProvisioningFailed(
@@ -71,7 +82,7 @@ class DynamoDBProvisioner(ServerProvisioner):
                 "-cp",
                 f"{lib}/*",
                 MAIN_CLASS,
-                *SERVER_OPTIONS,
+                *options,
                 "-port",
                 str(port),
             ],
@@ -81,7 +92,14 @@ class DynamoDBProvisioner(ServerProvisioner):
         url = f"dynamodb://127.0.0.1:{port}?region={REGION}"
         server.wait_until(lambda: _answers(url), _READY_TIMEOUT, "answering ListTables")
         return Provisioned(
-            "dynamodb", url, "local-process", server=f"DynamoDB Local {VERSION}", stop=server.stop
+            "dynamodb",
+            url,
+            "local-process",
+            server=f"DynamoDB Local {VERSION}",
+            stop=server.stop,
+            control=RestartableServer(
+                server, lambda: _answers(url), "answering ListTables again", _READY_TIMEOUT
+            ),
         )
 
     def testcontainers(self, backend: str, workdir: Path) -> Provisioned:

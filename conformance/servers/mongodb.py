@@ -3,21 +3,13 @@
 No ``mongod`` can be installed from the registries this project reaches, but FerretDB 1.x (which
 speaks MongoDB's wire protocol and stores documents in SQLite) can be built from the Go module proxy.
 
-``go install module/cmd/ferretdb@version`` does not work for it: the go command asks the proxy for
-the module's version list to check for deprecation (refused by restricted proxies), and a binary
-built that way panics at start because ``build/version/version.txt`` is generated, not shipped. So
-the build downloads the module with ``go mod download``, copies it, writes ``version.txt`` and runs
-``go build``. The binary is cached per version; the Go module and build caches make rebuilds cheap.
+It is built by :mod:`conformance.servers.gobuild`, which writes the generated
+``build/version/version.txt`` a FerretDB binary needs at start (a plain ``go install`` build
+panics without it).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import stat
-import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +17,8 @@ from typing import Final
 
 from conformance.provisioning import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
 from conformance.servers import requirements
-from conformance.servers.process import LocalServer, cache_path, free_port, run_checked
+from conformance.servers.gobuild import binary_reports, build_go_binary
+from conformance.servers.process import LocalServer, RestartableServer, cache_path, free_port
 from conformance.servers.versions import IMAGES, LOCAL
 from persist_spi import hints
 
@@ -57,30 +50,21 @@ def install_ferretdb() -> Path:
     binary = ferretdb_binary()
     if _reports_version(binary):
         return binary
-    go = shutil.which("go")
-    if go is None:
-        raise ProvisioningFailed(
-            "mongodb: building FerretDB needs the Go toolchain (1.24 or newer): install it "
-            f"(e.g. apt-get install golang-go, or https://go.dev/dl) or "
-            f"{hints.pass_url('mongodb', 'mongodb://HOST:27017/lochkit')}"
-        )
-    source = _download_module(go)
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="ferretdb-src-", dir=binary.parent.parent) as tmp:
-        tree = Path(tmp) / "src"
-        shutil.copytree(source, tree)
-        _make_writable(tree)
+
+    def write_version_files(tree: Path) -> None:
         (tree / "build" / "version" / "version.txt").write_text(FERRETDB_VERSION + "\n")
         (tree / "build" / "version" / "package.txt").write_text("lochkit\n")
-        partial = binary.with_name(f"ferretdb.{os.getpid()}.partial")
-        run_checked(
-            # -v names each package as it is compiled: the progress note of this long step.
-            [go, "build", "-v", "-trimpath", "-buildvcs=false", "-o", str(partial), "./cmd/ferretdb"],
-            f"mongodb: building FerretDB {FERRETDB_VERSION} with go build",
-            cwd=tree,
-            timeout=1800,
-        )
-        partial.replace(binary)  # atomic: a concurrent run sees no binary or a whole one
+
+    build_go_binary(
+        backend="mongodb",
+        what="FerretDB",
+        module=_MODULE,
+        version=FERRETDB_VERSION,
+        package="./cmd/ferretdb",
+        binary=binary,
+        prepare=write_version_files,
+        instead=hints.pass_url("mongodb", "mongodb://HOST:27017/lochkit"),
+    )
     if not _reports_version(binary):
         raise ProvisioningFailed(
             f"mongodb: the FerretDB built at {binary} does not start; delete it and retry"
@@ -88,32 +72,8 @@ def install_ferretdb() -> Path:
     return binary
 
 
-def _download_module(go: str) -> Path:
-    out = run_checked(
-        [go, "mod", "download", "-json", f"{_MODULE}@{FERRETDB_VERSION}"],
-        f"mongodb: downloading {_MODULE}@{FERRETDB_VERSION} from the Go module proxy",
-        timeout=600,
-    )
-    try:
-        return Path(json.loads(out)["Dir"])
-    except (ValueError, KeyError) as e:
-        raise ProvisioningFailed(f"mongodb: unexpected output of go mod download: {out[:500]}") from e
-
-
-def _make_writable(tree: Path) -> None:
-    # The module cache is read-only; the copy must not be, or it cannot be changed nor removed.
-    for path in [tree, *tree.rglob("*")]:
-        path.chmod(path.stat().st_mode | stat.S_IWUSR)
-
-
 def _reports_version(binary: Path) -> bool:
-    if not binary.exists():
-        return False
-    try:
-        done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0 and f"version: {FERRETDB_VERSION}" in done.stdout
+    return binary_reports(binary, "--version", f"version: {FERRETDB_VERSION}")
 
 
 def start_ferretdb(workdir: Path, *, user: str | None = None, password: str | None = None) -> FerretDB:
@@ -168,6 +128,16 @@ def _answers_url(url: str) -> bool:
         client.close()
 
 
+def _provisioned(backend: str, ferret: FerretDB) -> Provisioned:
+    return Provisioned(
+        backend,
+        ferret.url,
+        "local-process",
+        server=f"FerretDB {FERRETDB_VERSION.lstrip('v')} (sqlite handler)",
+        stop=ferret.stop,
+    )
+
+
 class MongoProvisioner(ServerProvisioner):
     backends = ("mongodb",)
 
@@ -183,14 +153,17 @@ class MongoProvisioner(ServerProvisioner):
         return LocalServerStatus(backend, None, (requirements.go((1, 24)),))
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
+        return _provisioned(backend, start_ferretdb(workdir))
+
+    def restartable_process(self, backend: str, workdir: Path) -> Provisioned:
+        """SQLite in WAL mode writes each commit to the WAL before FerretDB answers, so a killed
+        FerretDB loses nothing it acknowledged (synchronous=normal only skips the fsync)."""
         ferret = start_ferretdb(workdir)
-        return Provisioned(
-            backend,
-            ferret.url,
-            "local-process",
-            server=f"FerretDB {FERRETDB_VERSION.lstrip('v')} (sqlite handler)",
-            stop=ferret.stop,
+        provisioned = _provisioned(backend, ferret)
+        provisioned.control = RestartableServer(
+            ferret.server, lambda: _answers(ferret.port), "answering ping again", _START_TIMEOUT
         )
+        return provisioned
 
     def testcontainers(self, backend: str, workdir: Path) -> Provisioned:
         """Real mongod (official image). Standalone is enough: lochkit uses neither transactions

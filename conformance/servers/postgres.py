@@ -24,7 +24,7 @@ from pathlib import Path
 
 from conformance.provisioning import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
 from conformance.servers import requirements
-from conformance.servers.process import LocalServer, free_port, run_checked
+from conformance.servers.process import LocalServer, RestartableServer, free_port, run_checked
 from conformance.servers.versions import IMAGES
 from persist_spi import hints
 
@@ -35,6 +35,10 @@ DATABASE = "lochkit"
 START_TIMEOUT = 60.0
 #: Test-speed settings; each trades crash safety, which a throw-away test cluster does not need.
 SPEED_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+#: For a server that fault injection kills and restarts: a commit is acknowledged only once its WAL
+#: is handed to the OS, so it survives a SIGKILL of every server process (not a machine crash,
+#: which would need fsync too). With synchronous_commit=off it could still sit in shared memory.
+CRASH_SAFE_SETTINGS = {**SPEED_SETTINGS, "synchronous_commit": "on"}
 _START_ATTEMPTS = 3  # a free port can be taken by another process before the server binds it
 
 COCKROACH_URL = "postgresql://root@HOST:26257/defaultdb?sslmode=disable"
@@ -182,14 +186,16 @@ def _initdb(bindir: Path, data: Path, superuser_password: str, account: pwd.stru
         pwfile.unlink(missing_ok=True)
 
 
-def _server_command(bindir: Path, data: Path, port: int) -> list[str]:
+def _server_command(
+    bindir: Path, data: Path, port: int, durability: dict[str, str] = SPEED_SETTINGS
+) -> list[str]:
     settings = {
         "listen_addresses": "127.0.0.1",
         "port": str(port),
         "unix_socket_directories": "",  # TCP only: no socket directory to own or to share
         "max_connections": "200",
         "shared_buffers": "128MB",
-        **SPEED_SETTINGS,
+        **durability,
     }
     cmd = [str(bindir / "postgres"), "-D", str(data)]
     for key, value in settings.items():
@@ -220,14 +226,19 @@ def _create_role_and_database(admin_url: str, password: str) -> None:
 
 
 def _start(
-    bindir: Path, data: Path, log: Path, account: pwd.struct_passwd | None, superuser_password: str
+    bindir: Path,
+    data: Path,
+    log: Path,
+    account: pwd.struct_passwd | None,
+    superuser_password: str,
+    durability: dict[str, str] = SPEED_SETTINGS,
 ) -> tuple[LocalServer, int, str]:
     """Starts the server on a free port; returns it with its port and version."""
     for attempt in range(1, _START_ATTEMPTS + 1):
         port = free_port()
         server = LocalServer(
             "postgres",
-            _server_command(bindir, data, port),
+            _server_command(bindir, data, port, durability),
             log_path=log,
             user=None if account is None else account.pw_name,
         )
@@ -261,7 +272,11 @@ def _fast_shutdown(server: LocalServer, data: Path) -> None:
 
 
 def _launch(
-    bindir: Path, base: Path, log: Path, account: pwd.struct_passwd | None
+    bindir: Path,
+    base: Path,
+    log: Path,
+    account: pwd.struct_passwd | None,
+    durability: dict[str, str] = SPEED_SETTINGS,
 ) -> tuple[LocalServer, Path, str, str, str]:
     """initdb, start, and create lochkit's role and database. Returns the server, its data
     directory, the superuser URL, lochkit's URL and the server version."""
@@ -271,7 +286,7 @@ def _launch(
         os.chown(data, account.pw_uid, account.pw_gid)
     superuser_password, password = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
     _initdb(bindir, data, superuser_password, account)
-    server, port, version = _start(bindir, data, log, account, superuser_password)
+    server, port, version = _start(bindir, data, log, account, superuser_password, durability)
     admin_url = _url("postgres", superuser_password, port, "postgres")
     try:
         _create_role_and_database(admin_url, password)
@@ -362,8 +377,8 @@ def _cockroach_container(backend: str) -> PostgresProvisioned:
     )
 
 
-def _settings_text() -> str:
-    return ", ".join(f"{k}={v}" for k, v in SPEED_SETTINGS.items())
+def _settings_text(durability: dict[str, str] = SPEED_SETTINGS) -> str:
+    return ", ".join(f"{k}={v}" for k, v in durability.items())
 
 
 # --- the provisioner ----------------------------------------------------------------------------
@@ -394,6 +409,12 @@ class PostgresProvisioner(ServerProvisioner):
         return f"{_binaries_version(bindir)} in {bindir}"
 
     def local_process(self, backend: str, workdir: Path) -> PostgresProvisioned:
+        return self._local(backend, workdir, SPEED_SETTINGS)
+
+    def restartable_process(self, backend: str, workdir: Path) -> PostgresProvisioned:
+        return self._local(backend, workdir, CRASH_SAFE_SETTINGS)
+
+    def _local(self, backend: str, workdir: Path, durability: dict[str, str]) -> PostgresProvisioned:
         if backend != "postgres":
             raise ProvisioningFailed(f"{backend}: {cockroach_local()}")
         self.install(backend)
@@ -402,7 +423,9 @@ class PostgresProvisioner(ServerProvisioner):
         account = _server_account()
         base, removable = _private_dir(workdir, account)
         try:
-            server, data, admin_url, url, version = _launch(bindir, base, workdir / "postgres.log", account)
+            server, data, admin_url, url, version = _launch(
+                bindir, base, workdir / "postgres.log", account, durability
+            )
         except BaseException:
             shutil.rmtree(removable, ignore_errors=True)
             raise
@@ -416,10 +439,13 @@ class PostgresProvisioner(ServerProvisioner):
             backend,
             url,
             "local-process",
-            server=f"PostgreSQL {version}, local process from {bindir}, {_settings_text()}",
+            server=f"PostgreSQL {version}, local process from {bindir}, {_settings_text(durability)}",
             stop=stop,
             printable_url=_passfile_url(url, workdir / "lochkit.pgpass"),
             admin_url=admin_url,
+            control=RestartableServer(
+                server, lambda: bool(_server_version(admin_url)), "accepting connections again", START_TIMEOUT
+            ),
         )
 
     def local_status(self, backend: str) -> LocalServerStatus:

@@ -13,6 +13,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -171,19 +172,29 @@ class LocalServer:
         self.name = name
         self.log_path = log_path
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = open(log_path, "ab")  # noqa: SIM115 (kept open for the process's lifetime)
         argv = list(cmd)
         if user is not None:
             argv = ["runuser", "-u", user, "--", *argv]
+        self._launch = (argv, cwd, {**os.environ, **(env or {})})
+        self._spawn()
+
+    def _spawn(self) -> None:
+        argv, cwd, env = self._launch
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 (kept open for the process's lifetime)
         self.process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, **(env or {})},
-            start_new_session=True,
+            argv, cwd=cwd, stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True
         )
         _RUNNING.append(self)
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group at once (a crash: nothing is flushed or shut down)."""
+        self.stop(grace=0, stop_signal=signal.SIGKILL)
+
+    def respawn(self) -> None:
+        """Start the same command again (same data directory and port) after :meth:`kill`."""
+        if self.process.poll() is None:
+            raise RuntimeError(f"{self.name} is still running")
+        self._spawn()
 
     def log_tail(self, lines: int = 30) -> str:
         try:
@@ -220,7 +231,7 @@ class LocalServer:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, stop_signal)
             try:
-                self.process.wait(grace)
+                self.process.wait(max(grace, 10) if stop_signal is signal.SIGKILL else grace)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.process.pid, signal.SIGKILL)
@@ -228,6 +239,25 @@ class LocalServer:
         self._log.close()
         if self in _RUNNING:
             _RUNNING.remove(self)
+
+
+@dataclass
+class RestartableServer:
+    """Kills a :class:`LocalServer` and starts it again, waiting with its readiness check."""
+
+    server: LocalServer
+    ready: Callable[[], bool]
+    what: str
+    start_timeout: float
+
+    def kill(self) -> None:
+        self.server.kill()
+
+    def restart(self) -> float:
+        started = time.monotonic()
+        self.server.respawn()
+        self.server.wait_until(self.ready, self.start_timeout, self.what)
+        return time.monotonic() - started
 
 
 @atexit.register

@@ -24,4 +24,6 @@ LOCAL: Final[dict[str, str]] = {
     "mongodb": "github.com/FerretDB/FerretDB/cmd/ferretdb@v1.24.2",
     # The newest nessie-quarkus runner Maven Central serves (0.10x answers 404); needs Java 21+.
     "nessie": "org.projectnessie.nessie:nessie-quarkus:0.99.0:jar:runner",
+    # Not a database: the fault-injecting TCP proxy of the reliability campaign.
+    "toxiproxy": "github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0",
 }

@@ -226,26 +226,48 @@ def _file_batches(api: VersionStoreApi, selection: Selection) -> Iterator[tuple[
     if selection.input_format != "CONTENT_INFO_JSON":
         raise ValueError("--format must be CSV_KEYS or CONTENT_INFO_JSON")
     try:
-        doc = json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise ValueError(f"--input {path}: not JSON ({e})") from None
-    if not isinstance(doc, list):
-        raise ValueError("Input data should be a JSON array of 'ContentInfoEntry' objects.")
-    for chunk in [doc[i : i + selection.batch] for i in range(0, len(doc), selection.batch)]:
+        text = path.read_text()
+    except UnicodeDecodeError as e:
+        raise ValueError(f"--input {path}: not UTF-8 text ({e})") from None
+    entries = content_info_entries(text, f"--input {path}", selection.ref)
+    for chunk in [entries[i : i + selection.batch] for i in range(0, len(entries), selection.batch)]:
         per_ref: dict[str, list[ContentKey]] = {}
-        for entry in chunk:
-            try:
-                elements = tuple(entry["key"]["elements"])
-                ref = selection.ref or entry["reference"]
-            except (KeyError, TypeError):
-                raise ValueError(
-                    f"--input {path}: every entry needs key.elements and reference, got {entry!r}"
-                ) from None
-            per_ref.setdefault(ref, []).append(ContentKey(elements))
+        for ref, key in chunk:
+            per_ref.setdefault(ref, []).append(key)
         for ref, ref_keys in per_ref.items():
             named = api.named_ref(ref).named_ref
             if named.kind is RefKind.BRANCH:  # tags are skipped, as Nessie does
                 yield named, ref_keys
+
+
+def content_info_entries(text: str, source: str, ref: str | None = None) -> list[tuple[str, ContentKey]]:
+    """The (reference, key) pairs of a CONTENT_INFO_JSON input (``--format``): a JSON array of
+    Nessie's ContentInfoEntry objects, each with ``key.elements`` and ``reference`` (``ref``, when
+    given, overrides every entry's). Raises ValueError naming ``source`` for anything else."""
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"{source}: not JSON ({e})") from None
+    if not isinstance(doc, list):
+        raise ValueError(f"{source}: input data should be a JSON array of 'ContentInfoEntry' objects")
+    entries = []
+    for entry in doc:
+        try:
+            elements = entry["key"]["elements"]
+            reference = ref or entry["reference"]
+        except (KeyError, TypeError, IndexError):
+            raise ValueError(
+                f"{source}: every entry needs key.elements and reference, got {entry!r}"
+            ) from None
+        if not isinstance(elements, list) or not all(isinstance(e, str) for e in elements):
+            raise ValueError(f"{source}: key.elements must be a list of strings, got {elements!r}")
+        if not isinstance(reference, str) or not reference:
+            raise ValueError(f"{source}: reference must be a reference name, got {reference!r}")
+        try:
+            entries.append((reference, ContentKey(tuple(elements))))
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from None
+    return entries
 
 
 def refresh(

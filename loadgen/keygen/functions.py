@@ -9,6 +9,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Final
 
+from persist_spi.versionstore.content import MAX_KEY_LENGTH
+
 #: A function instance: draws from the shared random generator and returns its text.
 Func = Callable[[random.Random], str]
 
@@ -37,6 +39,10 @@ def _int(bound: int) -> Func:
 
 
 def _string(length: int) -> Func:
+    # No content key holds more (Nessie's generator has no bound; a huge length only exhausts memory).
+    if not 0 <= length <= MAX_KEY_LENGTH:
+        raise ValueError(f"string's length must be between 0 and {MAX_KEY_LENGTH} (a content key's most)")
+
     def apply(rng: random.Random) -> str:
         return "".join(rng.choice(_STRING_CHARS) for _ in range(length))
 

@@ -26,4 +26,6 @@ COMMANDS: Final[tuple[str, ...]] = (
     "report",
     "spark-cluster",
     "report-bench",
+    "check",
+    "torture",
 )

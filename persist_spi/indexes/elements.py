@@ -80,6 +80,8 @@ def serialized_op_size(op: CommitOp) -> int:
 
 
 def deserialize_op(buf: bytes, pos: int) -> tuple[CommitOp, int]:
+    if pos >= len(buf):
+        raise ValueError(f"Index element is truncated (no action byte at offset {pos})")
     try:
         action = _BY_BYTE[buf[pos]]
     except KeyError:

@@ -17,22 +17,25 @@ def encode_varint(value: int) -> bytes:
 
 
 def decode_varint(buf: bytes, pos: int) -> tuple[int, int]:
-    """The value at ``pos`` and the position after it."""
-    b = buf[pos]
-    if b < 0x80:
-        return b, pos + 1
-    value = b & 0x7F
-    shift = 7
-    pos += 1
-    while True:
+    """The value at ``pos`` and the position after it; ``ValueError`` if the bytes end first."""
+    try:
         b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
         if b < 0x80:
-            return value, pos
-        shift += 7
-        if shift > 35:
-            raise ValueError("varint is longer than 5 bytes")
+            return b, pos + 1
+        value = b & 0x7F
+        shift = 7
+        pos += 1
+        while True:
+            b = buf[pos]
+            pos += 1
+            value |= (b & 0x7F) << shift
+            if b < 0x80:
+                return value, pos
+            shift += 7
+            if shift > 35:
+                raise ValueError("varint is longer than 5 bytes")
+    except IndexError:
+        raise ValueError(f"varint is truncated at offset {pos}") from None
 
 
 def varint_size(value: int) -> int:

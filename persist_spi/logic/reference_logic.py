@@ -35,7 +35,7 @@ from persist_spi.logic.internal_refs import REF_REFS, is_internal, ref_key
 from persist_spi.logic.retry import RetryNeeded, commit_retry
 from persist_spi.objs import CommitObj, CommitType, RefObj, ref_obj
 from persist_spi.persist import Persist
-from persist_spi.references import Reference
+from persist_spi.references import Reference, check_reference_name
 
 #: References resolved per bulk read while listing.
 REFERENCES_BATCH_SIZE = 50
@@ -156,6 +156,7 @@ class ReferenceLogic:
         created_at_micros: int | None = None,
     ) -> Reference:
         _check_not_internal(name, "create")
+        check_reference_name(name)
         created_at = created_at_micros if created_at_micros is not None else self._now()
         while True:
             result = self.commit_create_reference(name, pointer, extended_info_obj, created_at)
@@ -170,11 +171,15 @@ class ReferenceLogic:
             existing = result.existing
             assert existing is not None
             if result.outcome is CreateOutcome.REF_ROW_MISSING:
-                # Someone's create stopped half-way: finish it, then report the name as taken.
+                # A create stopped half-way: finish it. It is this very create when its
+                # registration equals ours (the int/refs commit landed though its answer was lost:
+                # created-at times are unique), so the name is ours; otherwise it is taken.
                 try:
                     existing = self.persist.add_reference(existing)
                 except RefAlreadyExists as e:
                     existing = e.reference or existing
+                if existing == created:
+                    return existing
                 raise RefAlreadyExists(existing)
             if existing == created:
                 return existing
@@ -241,7 +246,8 @@ class ReferenceLogic:
         if not already_deleted:
             self.persist.mark_reference_as_deleted(ref)
         self.commit_delete_reference(ref, None)
-        with contextlib.suppress(RefNotFound):  # a concurrent reader's recovery purged it already
+        # A concurrent reader's recovery may have purged it already (and the name been reused).
+        with contextlib.suppress(RefNotFound, RefConditionFailed):
             self.persist.purge_reference(ref.with_deleted(True))
         if already_deleted:
             # An earlier delete got this far before failing; it counts as the delete that succeeded.
@@ -342,24 +348,30 @@ class ReferenceLogic:
                 return self.persist.add_reference(row)
             except RefAlreadyExists as e:
                 return e.reference
-        if element is None:
-            raise RuntimeError(f"Reference {name} is marked deleted but is not registered in {REF_REFS}")
-        if element.op.exists:
-            # A delete stopped after marking the row (or is still running): finish it. Either
-            # way a row marked deleted is gone for readers. (Nessie hands the marked row back when
-            # int/refs moved meanwhile; a listing would then show a reference being deleted.)
-            if self._int_refs_moved(refs_index):
+        if element is None or not element.op.exists or element.op.value is None:
+            # The removal is committed; only the purge is missing. Without a reference index,
+            # int/refs drops a removal's tombstone at its next commit, so a name no longer
+            # registered at all means the same, unless this view of int/refs is stale.
+            if element is None and self._int_refs_moved(refs_index):
                 return None
-            try:
-                self.commit_delete_reference(ref, refs_index.pointer)
-                self.persist.purge_reference(ref)
-            except (RefNotFound, RefConditionFailed, _RefRefsAdvanced):
-                pass  # someone else moved things on; a later read finishes what remains
+            self._purge_leftover(ref)
             return None
-        # The removal is committed; only the purge is missing.
-        with contextlib.suppress(RefNotFound, RefConditionFailed):
+        if self._int_refs_moved(refs_index):
+            return None
+        # A delete stopped after marking the row (or is still running): finish it. Either way a
+        # row marked deleted is gone for readers. (Nessie hands the marked row back when int/refs
+        # moved meanwhile; a listing would then show a reference being deleted.)
+        try:
+            self.commit_delete_reference(ref, refs_index.pointer)
             self.persist.purge_reference(ref)
+        except (RefNotFound, RefConditionFailed, _RefRefsAdvanced):
+            pass  # someone else moved things on; a later read finishes what remains
         return None
+
+    def _purge_leftover(self, ref: Reference) -> None:
+        """Purge a row marked deleted; someone else doing it first is fine."""
+        with contextlib.suppress(RefNotFound, RefConditionFailed):
+            self.persist.purge_reference(ref.with_deleted(True))
 
     def _int_refs_moved(self, refs_index: RefsIndex) -> bool:
         current = self.persist.fetch_reference_for_update(REF_REFS)

@@ -47,14 +47,21 @@ class RepositoryDescription:
 
     @classmethod
     def from_json(cls, raw: bytes) -> RepositoryDescription:
+        """Raises ``ValueError`` when ``raw`` is not a repository description."""
         doc = json.loads(raw)
-        return cls(
-            default_branch_name=doc["defaultBranchName"],
-            repository_created_time=_parse(doc.get("repositoryCreatedTime")),
-            oldest_possible_commit_time=_parse(doc.get("oldestPossibleCommitTime")),
-            repository_imported_time=_parse(doc.get("repositoryImportedTime")),
-            properties=dict(doc.get("properties") or {}),
-        )
+        try:
+            branch = doc["defaultBranchName"]
+            if not isinstance(branch, str):
+                raise TypeError("defaultBranchName is not a string")
+            return cls(
+                default_branch_name=branch,
+                repository_created_time=_parse(doc.get("repositoryCreatedTime")),
+                oldest_possible_commit_time=_parse(doc.get("oldestPossibleCommitTime")),
+                repository_imported_time=_parse(doc.get("repositoryImportedTime")),
+                properties={str(k): str(v) for k, v in dict(doc.get("properties") or {}).items()},
+            )
+        except (KeyError, TypeError, AttributeError) as e:
+            raise ValueError(f"Not a repository description: {type(e).__name__}: {e}") from None
 
 
 def _iso(value: datetime.datetime | None) -> str | None:

@@ -14,6 +14,9 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from persist_spi.codec import DEFAULT_CODEC
+from persist_spi.config import INT_MAX
+from persist_spi.errors import ObjTooLarge
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import CommitOp
@@ -82,6 +85,28 @@ def check_duplicates(operations: Sequence[Operation]) -> None:
         ):
             raise ValueError(f"Duplicate key in commit operations: {op.key}")
         seen[op.key] = op
+
+
+#: Stands in for the content id a new value will get (content ids are UUIDs: always 36 characters).
+_ID_OF_NEW_CONTENT = "00000000-0000-0000-0000-000000000000"
+
+
+def check_value_sizes(persist: Persist, operations: Sequence[Operation]) -> None:
+    """``ObjTooLarge`` for a Put whose content value the database cannot hold, before anything of
+    the commit is written (content ids are claimed by writing, so this comes first)."""
+    limit = persist.hard_object_size_limit
+    if limit >= INT_MAX:
+        return
+    for op in operations:
+        if not isinstance(op, Put):
+            continue
+        data = op.content.to_bytes()
+        if len(data) + 512 < limit:  # far below: the value's few other fields cannot matter
+            continue
+        value = content_value(op.content.id or _ID_OF_NEW_CONTENT, op.content.PAYLOAD, data)
+        size = len(DEFAULT_CODEC.encode(value).data)
+        if size > limit:
+            raise ObjTooLarge(size, limit, None, f"content value of key '{op.key}'")
 
 
 def claim_content_ids(

@@ -182,8 +182,12 @@ NAMESPACE_PAYLOAD: Final = Namespace.PAYLOAD
 
 
 def content_from_bytes(payload: int, content_id: str, data: bytes) -> Content:
+    """Raises ``ValueError`` when ``data`` is not the JSON object of a content value."""
     doc = json.loads(data)
-    cls = _BY_NAME.get(doc.pop("type", ""), None) or CONTENT_TYPES.get(payload)
+    if not isinstance(doc, dict):
+        raise ValueError(f"Content value {content_id} is JSON but not an object")
+    kind = doc.pop("type", "")
+    cls = (_BY_NAME.get(kind, None) if isinstance(kind, str) else None) or CONTENT_TYPES.get(payload)
     if cls is None:
         raise ValueError(f"Unknown content payload {payload}")
     names = {f.name for f in dataclasses.fields(cls)}

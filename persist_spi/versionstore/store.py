@@ -30,6 +30,7 @@ from persist_spi.logic.commit_logic import (
 )
 from persist_spi.logic.conflicts import CommitConflict, CommitConflictError
 from persist_spi.logic.create_commit import CreateCommit
+from persist_spi.logic.outcomes import commit_in_history
 from persist_spi.logic.reference_logic import ReferenceLogic
 from persist_spi.logic.repository_logic import RepositoryLogic
 from persist_spi.logic.retry import RetryNeeded
@@ -38,7 +39,7 @@ from persist_spi.persist import Persist
 from persist_spi.references import Reference
 from persist_spi.versionstore.api import RefOrHash, Validator, VersionStoreApi
 from persist_spi.versionstore.commit_specs import RelativeSpec, resolve_relative
-from persist_spi.versionstore.committing import CommitState, decode_value, prepare_commit
+from persist_spi.versionstore.committing import CommitState, check_value_sizes, decode_value, prepare_commit
 from persist_spi.versionstore.content import Content, ContentKey
 from persist_spi.versionstore.errors import (
     Conflict,
@@ -243,6 +244,7 @@ class VersionStore:
         How it lands (retries, waiting, grouping) is the store's :attr:`policy`."""
         if branch.kind is not RefKind.BRANCH:
             raise ValueError("Reference to commit into must be a branch.")
+        check_value_sizes(self.persist, operations)
         return self.policy.commit(self, CommitRequest(branch, expected_hash, meta, operations, validator))
 
     # --- what commit policies ask of the store (policies.base.Committer) -------------------------
@@ -368,9 +370,10 @@ class VersionStore:
         except RefConditionFailed:
             raise RetryNeeded() from None
         except UnknownOperationResult:
-            # The write may have happened: if the branch now points at our commit, it did.
+            # The write may have happened. If it did, our commit is in the branch's history, at
+            # its head or (when others committed on top since) below it.
             now = self.persist.fetch_reference_for_update(ref.name)
-            if now is None or now.pointer != new_head:
+            if now is None or not commit_in_history(self.commits, now.pointer, new_head):
                 raise RetryNeeded() from None
 
     def _with_retries(self, attempt: Callable[[object], T]) -> T:

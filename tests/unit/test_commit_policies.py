@@ -194,3 +194,26 @@ def test_nessie_policy_is_the_default_and_counts_attempts() -> None:
     assert isinstance(store.policy, NessiePolicy)
     _put(store, "a")
     assert [e.meta.message for e in store.get_commits(MAIN)] == ["a"]
+
+
+def test_per_persist_forgets_a_collected_persist_while_it_makes_another() -> None:
+    """A collection under PerPersist's lock runs the finalizer of a collected Persist, which takes
+    the same lock in the same thread: it must not wait for itself."""
+
+    class Cyclic:  # collected only by the garbage collector, like a Persist in a reference cycle
+        def __init__(self) -> None:
+            self.me = self
+
+    def make(_: object) -> object:
+        gc.collect()
+        return object()
+
+    values = PerPersist(make)
+    old = Cyclic()
+    values(old)  # type: ignore[arg-type]
+    del old
+    worker = threading.Thread(target=values, args=(Cyclic(),), daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "PerPersist deadlocked on its own lock"
+    assert len(values._values) == 1  # the collected one was forgotten

@@ -1,0 +1,120 @@
+"""``lochkit torture``: the reliability campaign (reliability.campaign does the work)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+NAME = "torture"
+HELP = "reliability campaign: crashes, server and network faults, linearizability at scale, fuzzing"
+DESCRIPTION = (
+    "Kills writers at every step of a commit, reference create and delete and at random, restarts "
+    "database servers under load, breaks the network through Toxiproxy, checks 8 writers' commits "
+    "on one branch for linearizability, and fuzzes every decoder; then prints the figures per "
+    "backend. Exits 1 if anything was lost, duplicated, reordered or inconsistent, or a decoder "
+    "crashed. --profile ci is the short fixed-seed version CI runs."
+)
+#: Backends a local campaign can start by itself (the others need --url NAME=URL).
+LOCAL_BACKENDS = ("inmemory", "rocksdb", "postgres", "mongodb", "cassandra", "dynamodb")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from reliability.campaign import PARTS, PROFILES
+
+    parser.add_argument(
+        "--backend",
+        action="append",
+        default=[],
+        help=f"backend(s), repeatable or comma-separated; 'all' = {', '.join(LOCAL_BACKENDS)}",
+    )
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="long")
+    parser.add_argument("--only", help=f"comma-separated parts to run: {', '.join(PARTS)} (default all)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--url", action="append", default=[], metavar="NAME=URL", help="use your own server")
+    parser.add_argument("--out", help="run directory (default: a new one under .lochkit/torture)")
+    parser.add_argument("--scale-commits", type=int, help="commits per writer in the linearizability run")
+    parser.add_argument("--fuzz-inputs", type=int, help="inputs per decoder")
+    parser.add_argument("--restarts", type=int, help="server restarts per backend")
+    parser.add_argument("--toxic-seconds", type=float, help="seconds each toxic lasts")
+    parser.add_argument("--kill-seconds", type=float, help="seconds of random kills per backend")
+
+
+def _backends(given: Sequence[str]) -> list[str]:
+    names: list[str] = []
+    for item in given or ["all"]:
+        for name in filter(None, (n.strip() for n in item.split(","))):
+            names.extend(LOCAL_BACKENDS if name == "all" else [name])
+    return list(dict.fromkeys(names))
+
+
+def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
+    import dataclasses
+    import datetime
+    import json
+    from pathlib import Path
+
+    from persist_spi.registry import UnknownBackend, backend_factory
+    from reliability.campaign import PARTS, PROFILES, run_campaign
+    from reliability.figures import markdown
+    from reliability.writer import quiet_driver_logs
+
+    backends = _backends(args.backend)
+    parts = [p.strip() for p in (args.only or ",".join(PARTS)).split(",") if p.strip()]
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        print(
+            f"lochkit torture: unknown part(s) {', '.join(unknown)}; use {', '.join(PARTS)}", file=sys.stderr
+        )
+        return 2
+    urls: dict[str, str] = {}
+    for item in args.url:
+        name, sep, url = item.partition("=")
+        if not sep or not url:
+            print(
+                "lochkit torture: --url takes NAME=URL, e.g. --url postgres=postgresql://...", file=sys.stderr
+            )
+            return 2
+        urls[name] = url
+    for name in backends:
+        try:
+            backend_factory(name)
+        except UnknownBackend as e:
+            print(f"lochkit torture: {e}", file=sys.stderr)
+            return 2
+    changes = {
+        "scale_commits": args.scale_commits,
+        "fuzz_inputs": args.fuzz_inputs,
+        "restarts": args.restarts,
+        "toxic_seconds": args.toxic_seconds,
+        "kill_seconds": args.kill_seconds,
+    }
+    profile = dataclasses.replace(
+        PROFILES[args.profile], **{k: v for k, v in changes.items() if v is not None}
+    )
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = Path(args.out) if args.out else Path(".lochkit") / "torture" / stamp
+    out.mkdir(parents=True, exist_ok=True)
+    quiet_driver_logs()
+    print(f"lochkit torture, profile {profile.name}, seed {args.seed}: {', '.join(backends)}; run in {out}")
+    report = run_campaign(backends, profile, parts=parts, seed=args.seed, work=out, urls=urls, log=_log)
+    table = markdown(report)
+    (out / "results.json").write_text(json.dumps(report.as_dict(), indent=2))
+    (out / "results.md").write_text(table + "\n")
+    print()
+    print(table)
+    problems = report.problems + [f"{b.backend}: {p}" for b in report.backends for p in b.problems]
+    problems += [f"fuzz {f.target}: {f.crashes} crash(es)" for f in report.fuzz if f.crashes]
+    print()
+    if problems:
+        print(f"{len(problems)} problem(s):")
+        for problem in problems:
+            print(f"  - {problem}")
+    print(
+        f"{'FAILED' if problems else 'passed'} in {report.seconds:.0f} s; figures in {out / 'results.json'}"
+    )
+    return 1 if problems else 0
+
+
+def _log(line: str) -> None:
+    print(line, flush=True)

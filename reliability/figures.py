@@ -1,0 +1,106 @@
+"""A campaign's figures per backend and per fuzz target, and the README's reliability tables."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class BackendFigures:
+    backend: str
+    server: str = ""
+    #: How writers ran: "processes", or why not ("one process, 3 threads: ...").
+    writers: str = ""
+    crash_points: int = 0
+    crash_kills: int = 0
+    random_kills: int = 0
+    half_done_repaired: int = 0
+    server_restarts: int = 0
+    toxics: int = 0
+    #: Longest single Persist call during server and network faults, seconds.
+    longest_call: float = 0.0
+    #: Documented errors raised while a fault lasted, by type.
+    errors: dict[str, int] = field(default_factory=dict)
+    scale: str = ""
+    linearizable: bool | None = None
+    history_operations: int = 0
+    commits_acknowledged: int = 0
+    commits_checked: int = 0
+    ambiguous: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    #: Parts that do not apply, with the reason ("server faults": "embedded: no server").
+    not_applicable: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def add_errors(self, counts: dict[str, int]) -> None:
+        for name, n in counts.items():
+            self.errors[name] = self.errors.get(name, 0) + n
+
+
+@dataclass
+class FuzzFigures:
+    target: str
+    engine: str
+    inputs: int
+    seconds: float
+    crashes: int
+    description: str = ""
+
+
+@dataclass
+class CampaignReport:
+    profile: str
+    seed: int
+    backends: list[BackendFigures] = field(default_factory=list)
+    fuzz: list[FuzzFigures] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return (
+            not self.problems
+            and all(not b.problems for b in self.backends)
+            and not any(f.crashes for f in self.fuzz)
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _na(figures: BackendFigures, part: str, value: str) -> str:
+    return "n/a" if part in figures.not_applicable else value
+
+
+def markdown(report: CampaignReport) -> str:
+    header = (
+        "| backend | writers | crashes survived | server restarts | toxics | linearizability | "
+        "commits checked | lost |"
+    )
+    lines = [header, "|---|---|---|---|---|---|---|---|"]
+    for b in report.backends:
+        crashes = _na(b, "crash", f"{b.crash_kills} at {b.crash_points} points + {b.random_kills} random")
+        restarts = _na(b, "server faults", str(b.server_restarts))
+        toxics = _na(b, "network faults", str(b.toxics))
+        if "scale" in b.not_applicable:
+            linear = "n/a"
+        else:
+            verdict = {True: "linearizable", False: "NOT linearizable", None: "not checked"}[b.linearizable]
+            linear = f"{b.scale}: {b.history_operations:,} CAS/reads {verdict}"
+        lines.append(
+            f"| `{b.backend}` | {b.writers} | {crashes} | {restarts} | {toxics} | {linear} | "
+            f"{b.commits_checked:,} | {b.lost} |"
+        )
+    if report.fuzz:
+        lines += ["", "| decoder | engine | inputs | crashes |", "|---|---|---|---|"]
+        lines += [f"| {f.target} | {f.engine} | {f.inputs:,} | {f.crashes} |" for f in report.fuzz]
+    notes = [
+        f"- `{b.backend}`, {part}: {why}" for b in report.backends for part, why in b.not_applicable.items()
+    ]
+    if notes:
+        lines += ["", *notes]
+    return "\n".join(lines)

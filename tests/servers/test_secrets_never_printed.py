@@ -1,0 +1,166 @@
+"""No password is ever printed or written: a planted password (as written, percent-encoded and
+plus-encoded) is looked for in everything the commands print and in every file they write, on the
+paths that work and on those that fail (wrong password, server down, unreachable servers of every
+backend). The PostgreSQL server is a real local one whose lochkit role gets the planted password."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote, quote_plus, urlsplit
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from backends.postgres import PostgresBackendFactory
+from conformance.servers.postgres import PROVISIONER
+from persist_spi.adapter_persist import AdapterPersist
+from persist_spi.config import StoreConfig
+from persist_spi.logic.repository_logic import RepositoryLogic
+
+SECRET = "Planted$ecret-" + uuid.uuid4().hex[:12]
+FORMS = sorted({SECRET, quote(SECRET, safe=""), quote_plus(SECRET)})
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    server = PROVISIONER.local_process("postgres", tmp_path_factory.mktemp("secrets"))
+    try:
+        with psycopg.connect(server.admin_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("ALTER ROLE lochkit PASSWORD {}").format(sql.Literal(SECRET)))
+        where = urlsplit(server.url or "").netloc.rpartition("@")[2]
+        url = f"postgresql://lochkit:{quote(SECRET, safe='')}@{where}/lochkit"
+        adapter = PostgresBackendFactory().create(url)
+        try:
+            adapter.setup_schema()
+            RepositoryLogic(AdapterPersist(adapter, StoreConfig())).initialize("main")
+        finally:
+            adapter.close()
+        yield url
+    finally:
+        server.stop()
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def lochkit(*args: str, cwd: Path) -> tuple[int, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "lochkit", *args], capture_output=True, text=True, timeout=900, cwd=cwd
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def assert_clean(text: str, what: str) -> None:
+    for form in FORMS:
+        assert form not in text, f"{what} shows the password ({form!r})"
+
+
+def assert_tree_clean(root: Path) -> int:
+    files = [p for p in root.rglob("*") if p.is_file()]
+    for path in files:
+        data = path.read_bytes()
+        for form in FORMS:
+            assert form.encode() not in data, f"{path} holds the password ({form!r})"
+    return len(files)
+
+
+def test_check_prints_and_writes_no_password(url: str, tmp_path: Path) -> None:
+    code, out = lochkit("check", "--backend", "postgres", "--url", url, "--parquet", "parquet", cwd=tmp_path)
+    assert code == 0, out
+    assert_clean(out, "lochkit check")
+    code, out = lochkit(
+        "check", "--backend", "postgres", "--url", f"{url}?table_prefix=absent_", cwd=tmp_path
+    )
+    assert code == 4, out  # no lochkit tables under that prefix: nothing to check, said plainly
+    assert "no repository to check" in out
+    assert_clean(out, "lochkit check of a database without lochkit's tables")
+    wrong = url.replace(quote(SECRET, safe=""), quote(SECRET + "-wrong", safe=""))
+    code, out = lochkit("check", "--backend", "postgres", "--url", wrong, cwd=tmp_path)
+    assert code == 2
+    assert "credentials" in out
+    assert_clean(out, "lochkit check with a wrong password")
+    assert SECRET + "-wrong" not in out
+    down = url.replace(urlsplit(url).netloc.rpartition("@")[2], f"127.0.0.1:{closed_port()}")
+    code, out = lochkit(
+        "check", "--backend", "postgres", "--url", f"{down}?connect_timeout=3&pool_timeout=3", cwd=tmp_path
+    )
+    assert code == 2
+    assert_clean(out, "lochkit check against a server that is down")
+    assert assert_tree_clean(tmp_path) >= 3
+
+
+def test_torture_run_directory_holds_no_password(url: str, tmp_path: Path) -> None:
+    code, out = lochkit(
+        "torture",
+        "--backend",
+        "postgres",
+        "--url",
+        f"postgres={url}",
+        "--profile",
+        "ci",
+        "--only",
+        "crash,scale",
+        "--scale-commits",
+        "3",
+        "--kill-seconds",
+        "2",
+        "--out",
+        "run",
+        cwd=tmp_path,
+    )
+    assert code == 0, out
+    assert_clean(out, "lochkit torture")
+    assert assert_tree_clean(tmp_path / "run") > 20  # ledgers, histories, steps, results
+
+
+def test_conformance_report_holds_no_password(url: str, tmp_path: Path) -> None:
+    code, out = lochkit(
+        "conformance",
+        "--backend",
+        "postgres",
+        "--url",
+        url,
+        "-k",
+        "test_index_segment_above_soft_limit_is_rejected",
+        "--report",
+        "report.json",
+        cwd=tmp_path,
+    )
+    assert code == 0, out
+    assert_clean(out, "lochkit conformance")
+    assert assert_tree_clean(tmp_path) >= 1
+
+
+@pytest.mark.parametrize(
+    ("backend", "template"),
+    [
+        (
+            "postgres",
+            "postgresql://lochkit:{secret}@127.0.0.1:{port}/lochkit?connect_timeout=3&pool_timeout=3",
+        ),
+        ("mongodb", "mongodb://lochkit:{secret}@127.0.0.1:{port}/lochkit"),
+        ("cassandra", "cassandra://lochkit:{secret}@127.0.0.1:{port}/lochkit?connect_timeout=3"),
+        ("dynamodb", "dynamodb://lochkit:{secret}@127.0.0.1:{port}?region=us-west-2&connect_timeout=1"),
+        ("mongodb", "mongodb://lochkit:{secret}@127.0.0.1:{port}/bad/name"),
+        ("cassandra", "cassandra://lochkit:{secret}@127.0.0.1:{port}/Bad-Keyspace"),
+        ("dynamodb", "dynamodb://lochkit:{secret}@127.0.0.1:{port}?unknown_option=1"),
+        ("postgres", "postgresql://lochkit:{secret}@127.0.0.1:{port}/x?unknown_option=1"),
+    ],
+)
+def test_unreachable_servers_and_bad_urls_show_no_password(
+    backend: str, template: str, tmp_path: Path
+) -> None:
+    for secret in (quote(SECRET, safe=""), quote_plus(SECRET)):
+        bad = template.format(secret=secret, port=closed_port())
+        code, out = lochkit("check", "--backend", backend, "--url", bad, cwd=tmp_path)
+        assert code == 2, out
+        assert_clean(out, f"lochkit check --backend {backend}")
