@@ -60,8 +60,11 @@ def build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argumen
 
 def command_syntax(name: str, parser: argparse.ArgumentParser | None) -> hints.CommandSyntax:
     """How hints given while ``lochkit NAME`` runs name its options."""
-    options = [option for action in parser._actions for option in action.option_strings] if parser else []
-    return hints.for_command(f"lochkit {name}", options)
+    actions = parser._actions if parser else []
+    options = [option for action in actions for option in action.option_strings]
+    # A --url that takes NAME=URL pairs serves several backends in one run (lochkit torture).
+    pairs = any("--url" in a.option_strings and a.metavar == "NAME=URL" for a in actions)
+    return hints.for_command(f"lochkit {name}", options, url_names_backend=pairs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -35,24 +35,34 @@ class CommandSyntax:
     provision_option: str | None
     #: Whether the command reads ``LOCHKIT_<NAME>_URL``.
     reads_url_env: bool
+    #: Whether the address option takes NAME=URL (a command over several backends) rather than URL.
+    url_names_backend: bool = False
 
     def url_text(self, backend: str, url: str) -> str | None:
         """The option giving ``backend`` the address ``url``, quoted for a POSIX shell."""
         if self.url_option is None:
             return None
-        value = f"{backend}={url}" if self.url_option == "--backend-url" else url
+        names = self.url_names_backend or self.url_option == "--backend-url"
+        value = f"{backend}={url}" if names else url
         return f"{self.url_option} {shlex.quote(value)}"
 
 
 PYTEST: Final = CommandSyntax("pytest", "--backend-url", "--provision", reads_url_env=True)
 
 
-def for_command(name: str, options: Collection[str]) -> CommandSyntax:
+def for_command(name: str, options: Collection[str], *, url_names_backend: bool = False) -> CommandSyntax:
     """The syntax of a command that takes ``options``: its ``--url`` (one backend per run; such
-    commands read LOCHKIT_<NAME>_URL too) and ``--provision``, where it has them."""
+    commands read LOCHKIT_<NAME>_URL too; with ``url_names_backend``, NAME=URL pairs for several
+    backends) and ``--provision``, where it has them."""
     url = "--url" if "--url" in options else None
     provision = "--provision" if "--provision" in options else None
-    return CommandSyntax(name, url, provision, reads_url_env=url is not None)
+    return CommandSyntax(
+        name,
+        url,
+        provision,
+        reads_url_env=url is not None and not url_names_backend,
+        url_names_backend=url_names_backend,
+    )
 
 
 #: The command that takes any backend's address; named when the running command takes none.

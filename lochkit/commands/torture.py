@@ -28,16 +28,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help=f"backend(s), repeatable or comma-separated; 'all' = {', '.join(LOCAL_BACKENDS)}",
     )
-    parser.add_argument("--profile", choices=sorted(PROFILES), default="long")
+    parser.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default="long",
+        help="ci: the short fixed-seed campaign CI runs (minutes); long: every crash step, more "
+        "restarts, toxics and writers (see docs/reliability.md)",
+    )
     parser.add_argument("--only", help=f"comma-separated parts to run: {', '.join(PARTS)} (default all)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--url", action="append", default=[], metavar="NAME=URL", help="use your own server")
+    parser.add_argument(
+        "--seed", type=int, default=1, help="seed of every random choice: the same seed, the same run"
+    )
+    parser.add_argument(
+        "--url",
+        action="append",
+        default=[],
+        metavar="NAME=URL",
+        help="use your own server for backend NAME (repeatable)",
+    )
     parser.add_argument("--out", help="run directory (default: a new one under .lochkit/torture)")
-    parser.add_argument("--scale-commits", type=int, help="commits per writer in the linearizability run")
-    parser.add_argument("--fuzz-inputs", type=int, help="inputs per decoder")
-    parser.add_argument("--restarts", type=int, help="server restarts per backend")
-    parser.add_argument("--toxic-seconds", type=float, help="seconds each toxic lasts")
-    parser.add_argument("--kill-seconds", type=float, help="seconds of random kills per backend")
+    parser.add_argument(
+        "--scale-commits",
+        type=int,
+        help="commits per writer in the linearizability run (default: the profile's)",
+    )
+    parser.add_argument("--fuzz-inputs", type=int, help="fuzz inputs per decoder (default: the profile's)")
+    parser.add_argument("--restarts", type=int, help="server restarts per backend (default: the profile's)")
+    parser.add_argument(
+        "--toxic-seconds", type=float, help="seconds each toxic lasts (default: the profile's)"
+    )
+    parser.add_argument(
+        "--kill-seconds", type=float, help="seconds of random kills per backend (default: the profile's)"
+    )
 
 
 def _backends(given: Sequence[str]) -> list[str]:
