@@ -123,7 +123,7 @@ def lochkit_backend_factory():
     return factory_for("insert-reports-not-created")
 """
     )
-    pytester.makepyfile(test_conformance="from conformance.all import *  # noqa: F403\n")
+    pytester.makepyfile(test_never_new_adapter="from conformance.all import *  # noqa: F403\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*lochkit: 3 tests failed the same way*"])
