@@ -177,6 +177,7 @@ _LISTED: Final[tuple[Difference, ...]] = (
         suite_tests=(
             "VersionStoreReferencesSuite::test_reference_names_may_use_unicode_and_slashes",
             "VersionStoreReferencesSuite::test_named_ref_lookup",
+            "VersionStoreInputLimitsSuite::test_longest_reference_name_is_created_listed_and_deleted",
         ),
     ),
     Difference(
@@ -261,6 +262,21 @@ _LISTED: Final[tuple[Difference, ...]] = (
         "between the two bounds; otherwise it returns nothing.",
         reason="Whether a request is valid should not depend on the data.",
         tests=(f"{_FOUND}::test_entries_with_the_minimum_above_the_maximum",),
+    ),
+    Difference(
+        id="key-length-units",
+        title="Content key length",
+        summary="the 500-character limit on a content key counts code points; Nessie counts UTF-16 code "
+        "units, so a key with characters above U+FFFF reaches Nessie's limit at half as many characters.",
+        kind="deliberate",
+        lochkit="A content key (its elements and the dots between them) may hold 500 code points, "
+        "whatever their UTF-8 size.",
+        nessie='Counts Java chars: a character above U+FFFF counts twice ("Content key too long, max '
+        'allowed length: 500" for 500 emoji).',
+        reason="Python strings count code points; one rule for every character is easier to state, "
+        "and keys within Nessie's limit are within lochkit's.",
+        tests=(f"{_FOUND}::test_content_key_length",),
+        suite_tests=("VersionStoreInputLimitsSuite::test_longest_content_key_is_committed_and_read",),
     ),
     Difference(
         id="empty-commit",

@@ -210,7 +210,10 @@ OWN_FACTORY: Final = "own-factory"
 
 
 def _factory_overridden(metafunc: pytest.Metafunc) -> bool:
-    definitions = metafunc._arg2fixturedefs.get("lochkit_backend_factory") or ()
+    # The version-store suites reach the factory through getfixturevalue, so it is not in the
+    # test's static closure: ask the fixture manager what that name resolves to at this node.
+    manager = metafunc.definition.session._fixturemanager
+    definitions = manager.getfixturedefs("lochkit_backend_factory", metafunc.definition) or ()
     return bool(definitions) and getattr(definitions[-1].func, "__module__", __name__) != __name__
 
 

@@ -15,7 +15,9 @@ from conformance.differential.sides import Side, conflicts_of, key, namespace, o
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.versionstore import (
     CommitMeta,
+    ContentKey,
     Delete,
+    IcebergTable,
     IcebergView,
     InvalidOperation,
     MergeBehavior,
@@ -614,6 +616,21 @@ def test_reference_names(side: Side) -> None:
     else:
         assert isinstance(result, ValueError)
         assert "Reference name must start with a letter" in str(result)
+
+
+def test_content_key_length(side: Side) -> None:
+    """A key of 500 characters above U+FFFF: lochkit counts 500 and commits it; Nessie counts 1,000
+    UTF-16 code units and refuses it."""
+    wide = ContentKey.of("\U0001f600" * 500)
+    result = outcome(lambda: side.api.commit(side.main, None, CommitMeta("m"), [Put(wide, table("w"))]))
+    if side.name == "lochkit":
+        assert isinstance(result, CommitResult)
+        stored = side.api.get_value(side.main, wide)
+        assert isinstance(stored, IcebergTable)
+        assert stored.metadata_location == "w"
+    else:
+        assert isinstance(result, ValueError)
+        assert "Content key too long, max allowed length: 500" in str(result)
 
 
 def test_an_unused_behaviour_in_a_transplant(side: Side) -> None:

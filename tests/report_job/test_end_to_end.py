@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +122,8 @@ def test_the_tables_agree_with_the_load_that_ran(report_dir: Path) -> None:
     assert [(r["backend"], r["area"], r["failed"]) for r in matrix] == [("inmemory", "logic.commits", 0)]
 
 
-def _browser() -> Any:
+def _browser(profile: Path) -> Any:
+    """Headless Chromium with its profile in ``profile`` (under the test's tmp_path, so removed)."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver = shutil.which("chromedriver")
     if not (chromium and driver):
@@ -147,14 +147,14 @@ def _browser() -> Any:
         "--window-size=1280,900",
     ):
         options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tempfile.mkdtemp(prefix='lochkit-chromium-')}")
+    options.add_argument(f"--user-data-dir={profile}")
     return webdriver.Chrome(service=Service(executable_path=driver), options=options)
 
 
-def test_the_page_opens_in_a_browser_with_its_sections_and_figures(report_dir: Path) -> None:
+def test_the_page_opens_in_a_browser_with_its_sections_and_figures(report_dir: Path, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 
-    browser = _browser()
+    browser = _browser(tmp_path / "chromium-profile")
     try:
         browser.get((report_dir / "report.html").resolve().as_uri())
         headings = [h.text for h in browser.find_elements(By.TAG_NAME, "h2")]
