@@ -31,8 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
     return build_parsers()[0]
 
 
-def build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    """The ``lochkit`` parser, and each subcommand's own parser by name."""
+def build_parsers(
+    *, own_parsers: bool = False
+) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The ``lochkit`` parser, and each subcommand's own parser by name. ``own_parsers``: also the
+    parsers of commands that parse their own arguments (for docs and hints checks; running a
+    command never needs them, and building one imports that command's whole module)."""
     parser = argparse.ArgumentParser(
         prog="lochkit",
         description="Prove a Nessie-style versioned-catalog storage layer on real databases.",
@@ -45,7 +49,7 @@ def build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argumen
         module = _command(name)
         if getattr(module, "OWN_PARSER", False):
             sub.add_parser(module.NAME, help=module.HELP, add_help=False)
-            if hasattr(module, "own_parser"):  # the parser it parses its arguments with
+            if own_parsers and hasattr(module, "own_parser"):  # the parser it parses its arguments with
                 commands[module.NAME] = module.own_parser()
             continue
         command = commands[module.NAME] = sub.add_parser(

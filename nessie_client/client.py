@@ -26,7 +26,7 @@ import requests
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.versionstore import nessie_json as nj
-from persist_spi.versionstore.api import RefOrHash, Validator, VersionStoreApi
+from persist_spi.versionstore.api import RefOrHash, Validator, VersionStoreApi, check_key_range
 from persist_spi.versionstore.commit_specs import RelativeSpec
 from persist_spi.versionstore.content import Content, ContentKey
 from persist_spi.versionstore.errors import MergeConflictError, ReferenceNotFoundError
@@ -370,8 +370,7 @@ class NessieRestClient:
         paging_token: str | None = None,
         with_content: bool = False,
     ) -> Iterator[KeyEntry]:
-        if prefix_key is not None and (min_key is not None or max_key is not None):
-            raise ValueError("Combining prefixKey with either minKey or maxKey is not supported.")
+        check_key_range(min_key, max_key, prefix_key)
         params: dict[str, Any] = {"content": str(with_content).lower()}
         params.update(_key_range_params(min_key, max_key, prefix_key, paging_token))
         for doc in self._pages(f"/trees/{self._where(where)}/entries", params, "entries"):
@@ -405,8 +404,7 @@ class NessieRestClient:
         key_filter: Callable[[ContentKey], bool] | None = None,
         paging_token: str | None = None,
     ) -> Iterator[Diff]:
-        if prefix_key is not None and (min_key is not None or max_key is not None):
-            raise ValueError("Combining prefixKey with either minKey or maxKey is not supported.")
+        check_key_range(min_key, max_key, prefix_key)
         params = _key_range_params(min_key, max_key, prefix_key, paging_token)
         path = f"/trees/{self._where(from_)}/diff/{self._where(to)}"
         for doc in self._pages(path, params, "diffs"):

@@ -179,3 +179,12 @@ class VersionStoreApi(Protocol):
 
 
 __all__ = ["RefOrHash", "Validator", "VersionStoreApi"]
+
+
+def check_key_range(
+    min_key: ContentKey | None, max_key: ContentKey | None, prefix_key: ContentKey | None
+) -> None:
+    """The key-range arguments of ``get_entries`` and ``get_diffs`` every implementation refuses
+    alike (Nessie's message): a prefix with either bound."""
+    if prefix_key is not None and (min_key is not None or max_key is not None):
+        raise ValueError("Combining prefixKey with either minKey or maxKey is not supported.")

@@ -37,7 +37,7 @@ from persist_spi.logic.retry import RetryNeeded
 from persist_spi.objs import CommitObj, ContentValueObj, tag_obj
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
-from persist_spi.versionstore.api import RefOrHash, Validator, VersionStoreApi
+from persist_spi.versionstore.api import RefOrHash, Validator, VersionStoreApi, check_key_range
 from persist_spi.versionstore.commit_specs import RelativeSpec, resolve_relative
 from persist_spi.versionstore.committing import CommitState, check_value_sizes, decode_value, prepare_commit
 from persist_spi.versionstore.content import Content, ContentKey
@@ -426,8 +426,7 @@ class VersionStore:
         with_content: bool = False,
     ) -> Iterator[KeyEntry]:
         """Live content keys in key order, optionally with their content (fetched in batches)."""
-        if prefix_key is not None and (min_key is not None or max_key is not None):
-            raise ValueError("Combining prefixKey with either minKey or maxKey is not supported.")
+        check_key_range(min_key, max_key, prefix_key)
         index = self.commits.complete_index_of(self._resolve(where))
         begin, end = _key_range(min_key, max_key, prefix_key, paging_token)
         if begin is not None and end is not None and begin > end:
@@ -506,8 +505,7 @@ class VersionStore:
         paging_token: str | None = None,
     ) -> Iterator[Diff]:
         """Keys whose content differs between two references or commits, in key order."""
-        if prefix_key is not None and (min_key is not None or max_key is not None):
-            raise ValueError("Combining prefixKey with either minKey or maxKey is not supported.")
+        check_key_range(min_key, max_key, prefix_key)
         from_index = self.commits.complete_index_of(self._resolve(from_))
         to_index = self.commits.complete_index_of(self._resolve(to))
         begin, end = _key_range(min_key, max_key, prefix_key, paging_token)

@@ -125,7 +125,7 @@ def _all_parsers() -> list[tuple[str, argparse.ArgumentParser]]:
     """Every parser a user can reach with --help: lochkit's, each command's, and their subcommands'."""
     from lochkit.cli import build_parsers
 
-    main_parser, commands = build_parsers()
+    main_parser, commands = build_parsers(own_parsers=True)
     found = [("lochkit", main_parser)]
     for name, parser in commands.items():
         found.append((f"lochkit {name}", parser))

@@ -30,7 +30,7 @@ def _suggested_arguments(hint: str) -> list[str]:
 
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_hints_given_while_a_command_runs_parse_with_that_commands_parser(command: str) -> None:
-    parser, commands = build_parsers()
+    parser, commands = build_parsers(own_parsers=True)
     with hints.running(command_syntax(command, commands.get(command))):
         suggestions = [hints.pass_url("cockroachdb", URL), hints.use_method("cockroachdb", "testcontainers")]
     for hint in suggestions:
@@ -54,7 +54,7 @@ def _required_arguments(command: str) -> list[str]:
 
 
 def test_the_lochkit_cli_chooses_the_syntax_from_the_commands_options() -> None:
-    _, commands = build_parsers()
+    _, commands = build_parsers(own_parsers=True)
     assert command_syntax("conformance", commands["conformance"]).url_text("x", "u") == "--url u"
     assert command_syntax("bench", commands["bench"]).provision_option == "--provision"
     assert command_syntax("report", commands["report"]).provision_option is None
@@ -71,7 +71,7 @@ def test_hints_for_pytest_parse_with_the_plugins_options(pytester: pytest.Pytest
 
 
 def test_provisioning_messages_follow_the_running_command(tmp_path: Path) -> None:
-    _, commands = build_parsers()
+    _, commands = build_parsers(own_parsers=True)
     with hints.running(command_syntax("conformance", commands["conformance"])):
         message = cockroach_local()
         with pytest.raises(ProvisioningFailed) as external:

@@ -92,7 +92,7 @@ def _scenario_options() -> set[str]:
 
 @pytest.mark.parametrize(("command", "usage"), _command_rows())
 def test_every_option_the_commands_table_shows_is_accepted(command: str, usage: str) -> None:
-    _, parsers = build_parsers()
+    _, parsers = build_parsers(own_parsers=True)
     if command == "scenario":
         options = _scenario_options()
     else:
