@@ -119,4 +119,6 @@ def test_the_experiment_prints_nessies_side_and_keeps_its_rows(classpath: str, t
     rows = json.loads(out.read_text())
     by_side = {(r["implementation"], r["puts_per_commit"]) for r in rows}
     assert by_side == {("lochkit", 1), ("lochkit", 10), ("nessie", 1), ("nessie", 10)}
-    assert all(r["commits"] > 0 for r in rows if r["implementation"] == "nessie")
+    # Nessie's side ran and committed; in one second a writer may lose every race (the very
+    # starvation the experiment measures), so no single writer is required to have landed one.
+    assert sum(r["commits"] for r in rows if r["implementation"] == "nessie") > 0
