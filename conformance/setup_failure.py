@@ -32,6 +32,7 @@ BLOCKED: Final = "blocked"
 NOT_AVAILABLE: Final = "is not available here"
 _HEADLINE_WIDTH: Final = 160
 _BLOCKED_KEY = pytest.StashKey[bool]()
+_FAILED_HERE_KEY = pytest.StashKey[bool]()
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ class SetupFailures:
 
     def fail(self, node: pytest.Item, failure: SetupFailure) -> NoReturn:
         """Fail ``node``'s setup: in full the first time this failure is met, in one line after."""
+        node.stash[_FAILED_HERE_KEY] = True
         if failure in self.failed:
             node.stash[_BLOCKED_KEY] = True
             text = failure.repeat_report()
@@ -150,6 +152,8 @@ class SetupFailures:
         if report.when == "setup":
             if item.stash.get(_BLOCKED_KEY, False) and report.failed:
                 report.lochkit_blocked = True
+            if item.stash.get(_FAILED_HERE_KEY, False) and report.failed:
+                _one_line_in_short_summary(report)
             if report.skipped and isinstance(report.longrepr, tuple):
                 reason = str(report.longrepr[2]).removeprefix("Skipped: ")
                 backend = self._backend_wide.get(reason)
@@ -162,6 +166,15 @@ class SetupFailures:
         if getattr(report, "lochkit_blocked", False) and report.when == "setup":
             return BLOCKED, "E", "BLOCKED"
         return None
+
+
+def _one_line_in_short_summary(report: pytest.TestReport) -> None:
+    """Keep pytest's short summary line to the failure's first line. On CI (the ``CI`` variable
+    set) or with ``-vv`` pytest prints the whole message there, which would repeat the full text
+    (and any traceback) that the error section above already shows once."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None and isinstance(crash.message, str):
+        crash.message = crash.message.split("\n", 1)[0]
 
 
 def _tests(count: int) -> str:
