@@ -340,7 +340,7 @@ def run_campaign(
     urls: dict[str, str] | None = None,
     log: Log = print,
 ) -> CampaignReport:
-    report = CampaignReport(profile.name, seed)
+    report = CampaignReport(profile.name, seed, tuple(p for p in PARTS if p in parts))
     work = work or Path(tempfile.mkdtemp(prefix="lochkit-torture-"))
     started = time.monotonic()
     with contextlib.ExitStack() as stack:

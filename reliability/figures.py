@@ -55,6 +55,8 @@ class FuzzFigures:
 class CampaignReport:
     profile: str
     seed: int
+    #: The parts that ran (``--only``); the table says "not run" for the others.
+    parts: tuple[str, ...] = ("crash", "server", "network", "scale", "fuzz")
     backends: list[BackendFigures] = field(default_factory=list)
     fuzz: list[FuzzFigures] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -72,8 +74,10 @@ class CampaignReport:
         return dataclasses.asdict(self)
 
 
-def _na(figures: BackendFigures, part: str, value: str) -> str:
-    return "n/a" if part in figures.not_applicable else value
+def _na(figures: BackendFigures, part: str, value: str, ran: bool = True) -> str:
+    if part in figures.not_applicable:
+        return "n/a"
+    return value if ran else "not run"
 
 
 def markdown(report: CampaignReport) -> str:
@@ -82,12 +86,20 @@ def markdown(report: CampaignReport) -> str:
         "commits checked | lost |"
     )
     lines = [header, "|---|---|---|---|---|---|---|---|"]
+    ran = set(report.parts)
     for b in report.backends:
-        crashes = _na(b, "crash", f"{b.crash_kills} at {b.crash_points} points + {b.random_kills} random")
-        restarts = _na(b, "server faults", str(b.server_restarts))
-        toxics = _na(b, "network faults", str(b.toxics))
+        crashes = _na(
+            b,
+            "crash",
+            f"{b.crash_kills} at {b.crash_points} points + {b.random_kills} random",
+            "crash" in ran,
+        )
+        restarts = _na(b, "server faults", str(b.server_restarts), "server" in ran)
+        toxics = _na(b, "network faults", str(b.toxics), "network" in ran)
         if "scale" in b.not_applicable:
             linear = "n/a"
+        elif "scale" not in ran:
+            linear = "not run"
         else:
             verdict = {True: "linearizable", False: "NOT linearizable", None: "not checked"}[b.linearizable]
             linear = f"{b.scale}: {b.history_operations:,} CAS/reads {verdict}"
