@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -54,6 +54,10 @@ class CommitHeaders(Mapping[str, tuple[str, ...]]):
 
     def __repr__(self) -> str:
         return f"CommitHeaders({self._map!r})"
+
+    def items(self) -> ItemsView[str, tuple[str, ...]]:
+        # The dict's own view: Mapping's generic one looks every name up again, lowercasing it.
+        return self._map.items()
 
     def first(self, name: str) -> str | None:
         values = self._map.get(name.lower())

@@ -10,6 +10,7 @@ touched key changed in between.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +74,13 @@ class PreparedCommit:
     created_keys: list[ContentKey]
     added_namespaces: list[ContentKey]
     deleted: dict[ContentKey, int]
+
+
+@functools.lru_cache(maxsize=4096)
+def _uuid_text(content_id: uuid.UUID) -> str:
+    """``str`` of a content id; an update compares every Put's id with its key's, and ``UUID``
+    formats itself in Python, slower than this lookup for the ids a writer keeps updating."""
+    return str(content_id)
 
 
 def check_duplicates(operations: Sequence[Operation]) -> None:
@@ -209,7 +217,7 @@ def prepare_commit(
                     ],
                     f"New value to update existing key '{key}' has no content ID",
                 )
-            if existing.content_id is None or content.id != str(existing.content_id):
+            if existing.content_id is None or content.id != _uuid_text(existing.content_id):
                 raise InvalidOperation(
                     [Conflict.of(ConflictType.CONTENT_ID_DIFFERS, key, current_content(existing))],
                     f"Key '{key}' already exists with content ID {existing.content_id}, which is "
