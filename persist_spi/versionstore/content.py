@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
@@ -85,11 +85,28 @@ class Content:
         for name in _stored_field_names(type(self)):
             value = getattr(self, name)
             doc[name] = value if type(value) in _JSON_SCALARS else _jsonable(value)
-        return _ENCODER.encode(doc).encode()
+        return _encode_json(doc).encode()
 
 
 #: One encoder for every content value: ``json.dumps`` with options builds a new one per call.
 _ENCODER: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
+def _json_encoder() -> Callable[[Any], str]:
+    """``_ENCODER.encode``, or where Python has the C accelerator, the accelerator's encoder built
+    once: ``encode`` builds a new one per call, a third of its cost for a table's few fields.
+    Without the circular-reference check, which the encoder only needs per call: content fields
+    are plain values and tuples, never cycles."""
+    make = getattr(json.encoder, "c_make_encoder", None)  # typeshed leaves the accelerator out
+    if make is None:
+        return _ENCODER.encode
+    encoder = make(
+        None, _ENCODER.default, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, True
+    )
+    return lambda value: "".join(encoder(value, 0))
+
+
+_encode_json: Final = _json_encoder()
 _JSON_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
