@@ -34,6 +34,7 @@ from persist_spi.versionstore.errors import (
 )
 from persist_spi.versionstore.keymap import to_store_key
 from persist_spi.versionstore.operations import Delete, Operation, Put, Unchanged
+from persist_spi.versionstore.sources import random_content_id
 
 CONTENT_ID_SPACE = "content-id"
 #: A random content id is already taken with probability about 2**-122, so a few refusals in a row
@@ -118,7 +119,7 @@ def check_value_sizes(persist: Persist, operations: Sequence[Operation]) -> None
 
 
 def claim_content_ids(
-    persist: Persist, count: int, new_id: Callable[[], uuid.UUID] = uuid.uuid4
+    persist: Persist, count: int, new_id: Callable[[], uuid.UUID] = random_content_id
 ) -> list[str]:
     """``count`` fresh content ids nobody else holds, each claimed by storing a unique-id object.
     All candidates go to the database in one bulk write; only a (vanishingly rare) id that was
@@ -134,7 +135,7 @@ def claim_content_ids(
     raise ContentIdClaimFailed(MAX_CONTENT_ID_CLAIMS)
 
 
-def claim_content_id(persist: Persist, new_id: Callable[[], uuid.UUID] = uuid.uuid4) -> str:
+def claim_content_id(persist: Persist, new_id: Callable[[], uuid.UUID] = random_content_id) -> str:
     """A fresh content id nobody else holds: claimed by storing a unique-id object."""
     return claim_content_ids(persist, 1, new_id)[0]
 
@@ -152,7 +153,7 @@ def prepare_commit(
     expected_is_head: bool,
     state: CommitState,
     current_content: Callable[[CommitOp], Content | None],
-    new_content_id: Callable[[], uuid.UUID] = uuid.uuid4,
+    new_content_id: Callable[[], uuid.UUID] = random_content_id,
 ) -> PreparedCommit:
     """Validate ``operations`` against the expected index and turn them into commit operations
     and the content values to store. ``current_content`` is asked only for the content an error
