@@ -44,7 +44,9 @@ def add_arguments(parser: Any) -> None:
     group = parser.add_argument_group("lochkit scenario")
     group.add_argument("--scenario", choices=sorted(SCENARIOS), help="the perftest simulation to run")
     group.add_argument(
-        "--policy", default="nessie", choices=POLICY_NAMES, help="commit policy (default nessie)"
+        "--policy",
+        choices=POLICY_NAMES,
+        help="commit policy (default: the version store's, fair; against a Nessie server, nessie)",
     )
     group.add_argument("--sim-rate", type=float, default=0.0, help="ops/s per user, 0: as fast as possible")
     group.add_argument("--out", help="run directory (default: a new one under .lochkit/runs/)")
@@ -67,7 +69,7 @@ def _fail(message: str) -> None:
 def _open(environment: Any, **_: Any) -> None:
     from conformance.provisioning import ProvisioningFailed
     from loadgen.runs import RunDirectory, default_run_dir
-    from loadgen.targets.policy import apply_policy
+    from loadgen.targets.policy import apply_policy, default_policy
     from lochkit.targets import TargetError, open_target
     from nessie_client import NessieUnreachable
     from persist_spi.errors import LochkitError
@@ -82,6 +84,7 @@ def _open(environment: Any, **_: Any) -> None:
     try:
         options = module.options(opts)
         target = _resources.enter_context(open_target(opts))
+        opts.policy = opts.policy or default_policy(target)
         apply_policy(target, opts.policy)
     except (ValueError, TargetError, LochkitError, NessieUnreachable, ProvisioningFailed, OSError) as e:
         _fail(str(e))

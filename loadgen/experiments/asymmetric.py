@@ -31,7 +31,7 @@ from loadgen.latency import LATENCY_MAX_US, latency_histogram, max_ms, ms
 from loadgen.metrics import worker_metrics
 from loadgen.runs.events import OK, RETRY_TIMEOUT, Event, EventWriter
 from loadgen.targets.connect import connect
-from loadgen.targets.policy import apply_policy
+from loadgen.targets.policy import apply_policy, default_policy
 from loadgen.targets.target import Target, TargetConnection
 from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.content import ContentKey, IcebergTable
@@ -57,7 +57,8 @@ class AsymmetricOptions:
     duration_s: float = 20.0
     #: Puts per commit, one writer each.
     puts: tuple[int, ...] = (1, 10)
-    policy: str = "nessie"
+    #: The commit policy; None: the target's default (``loadgen.targets.policy.default_policy``).
+    policy: str | None = None
     processes: bool = False
 
     def validate(self) -> None:
@@ -260,7 +261,7 @@ def run_processes(
             target=_process_writer,
             args=(
                 target.connection,
-                options.policy,
+                options.policy or default_policy(target),
                 b.name,
                 names[i],
                 options.puts[i],
@@ -334,7 +335,7 @@ def _collect(results: Any, count: int, duration_s: float) -> list[WriterStats]:
 def prepare(target: Target, options: AsymmetricOptions, instrument: Callable[[Target], None] | None) -> None:
     """Give the target the policy (then, optionally, the metrics wrappers): once per target."""
     options.validate()
-    apply_policy(target, options.policy)
+    apply_policy(target, options.policy or default_policy(target))
     if instrument is not None:
         instrument(target)
 

@@ -58,6 +58,14 @@ class ClientCoordinated:
         return getattr(self._api, name)
 
 
+def default_policy(target: Target) -> str:
+    """The policy a target commits with when none is asked for: in-process, the version store's
+    config (``fair`` unless the store config says otherwise); over REST, the server's own retries."""
+    if isinstance(target.api, VersionStore):
+        return target.api.persist.config.commit_policy
+    return "nessie"
+
+
 def apply_policy(target: Target, name: str) -> None:
     """Give ``target`` the commit policy ``name``; ValueError when it does not apply there."""
     if name not in POLICY_NAMES:

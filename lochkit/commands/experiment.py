@@ -6,6 +6,7 @@ Exit codes: 0 done, 1 the target or a writer failed, 2 a usage error."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
@@ -51,9 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--policy",
-        default="nessie",
         choices=POLICY_NAMES,
-        help="commit policy (default nessie); over REST only nessie and coordinated apply",
+        help="commit policy (default: the version store's, fair; against a Nessie server, the "
+        "server's own retries, nessie); over REST only nessie and coordinated apply",
     )
     p.add_argument(
         "--processes",
@@ -154,6 +155,7 @@ def _asymmetric(args: argparse.Namespace) -> int:
     from loadgen.metrics import serve_metrics
     from loadgen.runs import RunDirectory, default_run_dir
     from loadgen.runs.run_dir import command_line
+    from loadgen.targets.policy import default_policy
     from lochkit.targets import open_target
 
     options = exp.AsymmetricOptions(
@@ -176,6 +178,8 @@ def _asymmetric(args: argparse.Namespace) -> int:
     )
     rows: list[dict[str, Any]] = []
     with open_target(args) as target:
+        if options.policy is None:
+            options = dataclasses.replace(options, policy=default_policy(target))
         exp.prepare(target, options, metrics.instrument if metrics is not None else None)
         mode = "processes" if options.processes else "threads"
         parameters = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
