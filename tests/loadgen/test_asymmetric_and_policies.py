@@ -12,11 +12,11 @@ import pytest
 from loadgen.experiments.asymmetric import AsymmetricOptions, ExperimentError, prepare, render, run
 from loadgen.experiments.writer_stats import WriterStats
 from loadgen.runs.events import EventWriter
-from loadgen.targets.policy import ClientCoordinated, apply_policy
+from loadgen.targets.policy import ClientCoordinated, apply_policy, default_policy
 from lochkit.cli import main
 from lochkit.commands.experiment import parse_seconds, parse_writers
 from lochkit.targets import open_target
-from persist_spi.versionstore.policies import CoordinatedPolicy, GroupPolicy
+from persist_spi.versionstore.policies import CoordinatedPolicy, FairPolicy, GroupPolicy
 from persist_spi.versionstore.refs import branch
 
 
@@ -102,6 +102,35 @@ def test_policies_apply_in_process_and_over_rest_only_where_they_mean_something(
         rest_like = target
         rest_like.api = ClientCoordinated(target.api)  # what a REST target gets for 'coordinated'
         assert rest_like.api.default_branch() == "main"
+
+
+def test_without_policy_a_target_commits_with_the_stores_default_and_a_server_with_its_own() -> None:
+    with open_target(_inmemory()) as target:
+        assert default_policy(target) == "fair"
+        assert isinstance(target.api.policy, FairPolicy)  # type: ignore[attr-defined]
+        target.api = ClientCoordinated(target.api)  # no longer a version store: a REST-like client
+        assert default_policy(target) == "nessie"
+
+
+def test_the_experiment_names_the_policy_it_ran_with(tmp_path: Path) -> None:
+    json_path, out = str(tmp_path / "t.json"), str(tmp_path / "run")
+    code = main(
+        [
+            "experiment",
+            "asymmetric",
+            "--backend",
+            "inmemory",
+            "--duration",
+            "200ms",
+            "--json",
+            json_path,
+            "--out",
+            out,
+        ]
+    )
+    assert code == 0
+    rows = json.loads((tmp_path / "t.json").read_text())
+    assert {r["policy"] for r in rows} == {"fair"}
 
 
 def test_experiment_command_prints_the_table_writes_json_and_a_run_directory(
