@@ -16,6 +16,8 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         if (
             "%(default)" in text
             or "default:" in text
+            or "(default" in text  # "(default 10)", "(default, as in Nessie's server)"
+            or isinstance(action, argparse._StoreConstAction)  # a flag: its value says nothing
             or default is None
             or default is False
             or default == []

@@ -147,12 +147,13 @@ def test_help_explains_every_option_with_its_default_and_no_markup(
         if not action.option_strings or action.help == argparse.SUPPRESS:
             continue
         assert action.help, f"{prog} {action.option_strings[0]} has no help text"
-        meaningful = action.default not in (None, False, [], argparse.SUPPRESS)
+        shown = parser._get_formatter()._expand_help(action)
+        # Said once: a help text that states its default gets no second "(default: ...)".
+        assert shown.count("(default") <= 1, (prog, action.option_strings, shown)
+        flag = isinstance(action, argparse._StoreConstAction)  # on or off: the flag says which
+        meaningful = action.default not in (None, False, [], argparse.SUPPRESS) and not flag
         if meaningful and action.option_strings[0] not in ("-h", "--help", "--version"):
-            assert "default" in parser._get_formatter()._expand_help(action).lower(), (
-                prog,
-                action.option_strings,
-            )
+            assert "default" in shown.lower(), (prog, action.option_strings)
 
 
 def test_servers_install_without_a_name_is_a_usage_error() -> None:
