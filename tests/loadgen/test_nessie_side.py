@@ -75,6 +75,21 @@ def test_serve_measures_rounds_on_nessies_own_version_store(classpath: str, tmp_
         nessie.close()
 
 
+def test_reset_gives_a_fresh_repository_to_set_up_again(classpath: str, tmp_path: Path) -> None:
+    nessie = NessieServe(classpath, nessie_address("inmemory", None, tmp_path), repository="test")
+    try:
+        assert nessie.ask("setup b 5")["ok"] is True
+        assert nessie.ask("measure b 1 0.2 on")["commits"] > 0
+        assert nessie.ask("reset")["ok"] is True
+        with pytest.raises(NessieSideError, match="was not set up"):
+            nessie.ask("measure b 1 0.1 on")
+        # The branch can be created again: the old one (and its cached reference) is gone.
+        assert nessie.ask("setup b 5")["ok"] is True
+        assert nessie.ask("measure b 1 0.2 on")["commits"] > 0
+    finally:
+        nessie.close()
+
+
 def test_writers_report_each_writer_of_one_branch(classpath: str, tmp_path: Path) -> None:
     result = run_writers(
         classpath, nessie_address("inmemory", None, tmp_path), branch="asym", puts=[1, 10], seconds=1.0
@@ -122,3 +137,33 @@ def test_the_experiment_prints_nessies_side_and_keeps_its_rows(classpath: str, t
     # Nessie's side ran and committed; in one second a writer may lose every race (the very
     # starvation the experiment measures), so no single writer is required to have landed one.
     assert sum(r["commits"] for r in rows if r["implementation"] == "nessie") > 0
+
+
+def test_in_memory_comparison_rounds_start_on_fresh_repositories(classpath: str, tmp_path: Path) -> None:
+    from backends.inmemory import InMemoryAdapter
+    from loadgen.nessie_compare import Comparison, compare_backend
+
+    adapter = InMemoryAdapter()
+    adapter.setup_schema()
+    comparison = Comparison()
+    compare_backend(
+        comparison,
+        "inmemory",
+        adapter,
+        None,
+        classpath=classpath,
+        scratch=tmp_path,
+        rounds=2,
+        seconds=0.2,
+        warmup=0.4,
+        caches=[True],
+        log=lambda _: None,
+    )
+    assert {(r.puts, r.cache) for r in comparison.rows} == {(1, True), (10, True)}
+    for row in comparison.rows:
+        assert len(row.lochkit) == len(row.nessie) == 2
+        assert min(row.lochkit) > 0
+        assert min(row.nessie) > 0
+    # Each round's repository was dropped when the next began, the last one at the end.
+    assert adapter._objs == {}
+    assert adapter._refs == {}

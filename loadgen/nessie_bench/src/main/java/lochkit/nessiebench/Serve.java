@@ -21,6 +21,7 @@ import org.projectnessie.versioned.storage.versionstore.VersionStoreImpl;
  * measure BRANCH PUTS SECONDS on|off        -> {"commits": ..., "seconds": ..., "commits_per_s": ...,
  *                                               "p50_ms": ..., "p99_ms": ..., "mean_ms": ...}
  * erase                                     -> {"ok": true}  (drops the repository's rows)
+ * reset                                     -> {"ok": true}  (drops them and initialises it again)
  * quit
  * </pre>
  *
@@ -92,6 +93,11 @@ final class Serve {
         double seconds = Double.parseDouble(words[3]);
         VersionStore store = words[4].equals("on") ? cachedStore : plainStore;
         return measure(store, workload, words[1], puts, seconds);
+      }
+      case "reset" -> {
+        storage.reset();
+        workloads.clear();
+        return "{\"ok\": true}";
       }
       case "erase" -> {
         storage.plain.erase();

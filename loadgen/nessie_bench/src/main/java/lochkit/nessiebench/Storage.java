@@ -53,6 +53,15 @@ final class Storage implements AutoCloseable {
     }
   }
 
+  /**
+   * Drops the repository (through the cache, which forgets it too) and initialises it again: an
+   * in-memory store keeps every commit on the heap, so long runs reset it between measurements.
+   */
+  void reset() {
+    cached.erase();
+    Logics.repositoryLogic(cached).initialize("main");
+  }
+
   static Storage open(Options options) {
     String url = options.url();
     String repository = options.repository();
