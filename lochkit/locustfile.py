@@ -46,7 +46,7 @@ def add_arguments(parser: Any) -> None:
     group.add_argument(
         "--policy",
         choices=POLICY_NAMES,
-        help="commit policy (default: the version store's, fair; against a Nessie server, nessie)",
+        help="commit policy (default: the version store's, nessie unless its config says otherwise)",
     )
     group.add_argument("--sim-rate", type=float, default=0.0, help="ops/s per user, 0: as fast as possible")
     group.add_argument("--out", help="run directory (default: a new one under .lochkit/runs/)")

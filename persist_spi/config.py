@@ -30,7 +30,7 @@ class StoreConfig:
     ref_previous_head_time_span_seconds: int = 300
     #: lochkit only: how commits land on a branch (nessie, immediate, fair, coordinated, group;
     #: see persist_spi.versionstore.policies).
-    commit_policy: str = "fair"
+    commit_policy: str = "nessie"
     #: lochkit only, ``coordinated``: a commit-target lease whose holder shows no progress for this
     #: long is taken over by the next waiter; 0 turns the cross-process lease off.
     commit_lease_millis: int = 1000

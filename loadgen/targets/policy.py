@@ -60,7 +60,8 @@ class ClientCoordinated:
 
 def default_policy(target: Target) -> str:
     """The policy a target commits with when none is asked for: in-process, the version store's
-    config (``fair`` unless the store config says otherwise); over REST, the server's own retries."""
+    config (``nessie`` unless the store config says otherwise); over REST, the server's own
+    retries."""
     if isinstance(target.api, VersionStore):
         return target.api.persist.config.commit_policy
     return "nessie"

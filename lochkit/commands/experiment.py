@@ -53,8 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--policy",
         choices=POLICY_NAMES,
-        help="commit policy (default: the version store's, fair; against a Nessie server, the "
-        "server's own retries, nessie); over REST only nessie and coordinated apply",
+        help="commit policy (default: the version store's, nessie unless its config says otherwise; "
+        "against a Nessie server, the server's own retries); over REST only nessie and coordinated apply",
     )
     p.add_argument(
         "--processes",

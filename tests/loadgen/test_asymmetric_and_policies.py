@@ -9,14 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from backends.inmemory import InMemoryAdapter
 from loadgen.experiments.asymmetric import AsymmetricOptions, ExperimentError, prepare, render, run
 from loadgen.experiments.writer_stats import WriterStats
 from loadgen.runs.events import EventWriter
+from loadgen.targets.in_process import in_process_target
 from loadgen.targets.policy import ClientCoordinated, apply_policy, default_policy
 from lochkit.cli import main
 from lochkit.commands.experiment import parse_seconds, parse_writers
 from lochkit.targets import open_target
-from persist_spi.versionstore.policies import CoordinatedPolicy, FairPolicy, GroupPolicy
+from persist_spi.config import StoreConfig
+from persist_spi.versionstore.policies import CoordinatedPolicy, GroupPolicy, NessiePolicy
 from persist_spi.versionstore.refs import branch
 
 
@@ -106,10 +109,15 @@ def test_policies_apply_in_process_and_over_rest_only_where_they_mean_something(
 
 def test_without_policy_a_target_commits_with_the_stores_default_and_a_server_with_its_own() -> None:
     with open_target(_inmemory()) as target:
-        assert default_policy(target) == "fair"
-        assert isinstance(target.api.policy, FairPolicy)  # type: ignore[attr-defined]
+        assert default_policy(target) == "nessie"
+        assert isinstance(target.api.policy, NessiePolicy)  # type: ignore[attr-defined]
         target.api = ClientCoordinated(target.api)  # no longer a version store: a REST-like client
         assert default_policy(target) == "nessie"
+    config = StoreConfig(repository_id="fair-repo", commit_policy="fair")
+    with in_process_target(
+        InMemoryAdapter(), backend="inmemory", provisioning="embedded", url=None, config=config
+    ) as target:
+        assert default_policy(target) == "fair"
 
 
 def test_the_experiment_names_the_policy_it_ran_with(tmp_path: Path) -> None:
@@ -130,7 +138,7 @@ def test_the_experiment_names_the_policy_it_ran_with(tmp_path: Path) -> None:
     )
     assert code == 0
     rows = json.loads((tmp_path / "t.json").read_text())
-    assert {r["policy"] for r in rows} == {"fair"}
+    assert {r["policy"] for r in rows} == {"nessie"}
 
 
 def test_experiment_command_prints_the_table_writes_json_and_a_run_directory(

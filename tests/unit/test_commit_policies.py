@@ -81,7 +81,7 @@ def test_store_config_chooses_the_policy_and_stores_over_one_persist_share_it() 
     first, second = VersionStore(persist), VersionStore(persist)
     assert isinstance(first.policy, CoordinatedPolicy)
     assert first.policy is second.policy
-    assert VersionStore(_persist()).policy.name == "fair"
+    assert VersionStore(_persist()).policy.name == "nessie"
     assert shared_policy(persist, "group") is shared_policy(persist, "group")
     with pytest.raises(ValueError, match="Unknown commit policy"):
         VersionStore(_persist(commit_policy="nope"))
@@ -189,13 +189,13 @@ def test_coordinated_serialises_threads_of_a_process_in_arrival_order() -> None:
     assert persist.fetch_reference(lease_ref_name(MAIN.full_name)) is None  # lease=False: no lease ref
 
 
-def test_fair_policy_is_the_default_and_nessies_is_chosen_by_name() -> None:
+def test_nessie_policy_is_the_default_and_fair_is_chosen_by_name() -> None:
     store = VersionStore(_persist())
-    assert isinstance(store.policy, FairPolicy)
+    assert isinstance(store.policy, NessiePolicy)
     _put(store, "a")
     assert [e.meta.message for e in store.get_commits(MAIN)] == ["a"]
-    store = VersionStore(_persist(commit_policy="nessie"))
-    assert isinstance(store.policy, NessiePolicy)
+    store = VersionStore(_persist(commit_policy="fair"))
+    assert isinstance(store.policy, FairPolicy)
     _put(store, "a")
     assert [e.meta.message for e in store.get_commits(MAIN)] == ["a"]
 

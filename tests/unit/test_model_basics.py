@@ -106,7 +106,7 @@ def test_store_config_defaults_are_nessies() -> None:
     defaults = {_kebab(f.name): getattr(StoreConfig(), f.name) for f in dataclasses.fields(StoreConfig)}
     # lochkit's own settings (commit policies), which Nessie does not have:
     assert {k: defaults.pop(k) for k in ("commit-policy", "commit-lease-millis", "group-max-commits")} == {
-        "commit-policy": "fair",
+        "commit-policy": "nessie",
         "commit-lease-millis": 1000,
         "group-max-commits": 64,
     }
