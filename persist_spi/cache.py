@@ -171,14 +171,12 @@ class CachingPersist(Persist):
         present = [o.id for o in objs if o is not None]
         tokens = dict(zip(present, self._cache.obj_tokens(self._repo, present), strict=True))
         stored = self._delegate.store_objs(objs, ignore_soft_size_restrictions)
-        for obj, new in zip(objs, stored, strict=True):
-            if obj is None:
-                continue
-            if new:
-                self._cache.put_obj(self._repo, obj, tokens[obj.id])
-            else:
-                # The id existed already: a cached object stays valid, a negative entry is wrong.
-                self._cache.remove_negative_obj(self._repo, obj.id)
+        # Stored ones are cached; for an id that existed already a cached object stays valid and a
+        # negative entry is wrong.
+        self._cache.after_write(
+            self._repo,
+            [(obj, new, tokens[obj.id]) for obj, new in zip(objs, stored, strict=True) if obj is not None],
+        )
         return stored
 
     def upsert_objs(self, objs: Sequence[Obj | None]) -> None:

@@ -261,14 +261,35 @@ class ObjectCache:
         touched the key since ``token``. A negative entry stays: the read confirmed it."""
         self._discard((repo, obj_id), token, keep_missing=True)
 
-    def remove_negative_obj(self, repo: str, obj_id: ObjId) -> None:
-        """Drop a negative entry for the id (the object exists after all); keep a cached object."""
+    def remove_negative_obj(self, repo: str, obj_id: ObjId) -> bool:
+        """Drop a negative entry for the id (the object exists after all); keep a cached object.
+        True if there was one (its stripe moved on)."""
         key: _Key = (repo, obj_id)
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and entry.missing:
                 self._drop(key)
                 self._stripes[hash(key) & _STRIPE_MASK] += 1
+                return True
+            return False
+
+    def after_write(self, repo: str, written: Sequence[tuple[Obj, bool, int | None]]) -> None:
+        """After one bulk write: cache each (object, newly stored, token taken before the write)
+        that was stored, drop a negative entry for one that existed already.
+
+        Every put after a write moves its key's stripe on, so two objects of one batch that share
+        a stripe would see the first one's put as a concurrent change and the second would not be
+        cached. The batch's own moves are added to the tokens it hands in; other writers' moves
+        still make a fill stale."""
+        own: dict[int, int] = {}
+        for obj, new, token in written:
+            stripe = hash((repo, obj.id)) & _STRIPE_MASK
+            if new:
+                moved = own.get(stripe, 0)
+                self.put_obj(repo, obj, None if token is None else token + moved)
+                own[stripe] = moved + 1  # a put after a write moves the stripe exactly once
+            elif self.remove_negative_obj(repo, obj.id):
+                own[stripe] = own.get(stripe, 0) + 1
 
     def remove_objs(self, repo: str, ids: Iterable[ObjId | None]) -> None:
         """Evict after a write (also when the write failed)."""
