@@ -69,7 +69,7 @@ def _fail(message: str) -> None:
 def _open(environment: Any, **_: Any) -> None:
     from conformance.provisioning import ProvisioningFailed
     from loadgen.runs import RunDirectory, default_run_dir
-    from loadgen.targets.policy import apply_policy, default_policy
+    from loadgen.targets.policy import apply_policy
     from lochkit.targets import TargetError, open_target
     from nessie_client import NessieUnreachable
     from persist_spi.errors import LochkitError
@@ -84,8 +84,7 @@ def _open(environment: Any, **_: Any) -> None:
     try:
         options = module.options(opts)
         target = _resources.enter_context(open_target(opts))
-        opts.policy = opts.policy or default_policy(target)
-        apply_policy(target, opts.policy)
+        opts.policy = apply_policy(target, opts.policy)
     except (ValueError, TargetError, LochkitError, NessieUnreachable, ProvisioningFailed, OSError) as e:
         _fail(str(e))
     # Names derived from the start time (branch, table prefix) must stay the same when the options

@@ -19,14 +19,13 @@ from pathlib import Path
 from conformance.provisioning import ServerControl, provisioners
 from reliability.crash_campaign import crash_sweep, random_kills
 from reliability.fault_run import FaultRunResult
-from reliability.figures import BackendFigures, CampaignReport, FuzzFigures
+from reliability.figures import PARTS, BackendFigures, CampaignReport, FuzzFigures
 from reliability.network_faults import TOXICS, network_faults
 from reliability.scale import linearizability_at_scale
 from reliability.server_faults import server_restarts
 from reliability.target import Target
 from reliability.verification import RunVerdict
 
-PARTS = ("crash", "server", "network", "scale", "fuzz")
 Log = Callable[[str], None]
 
 

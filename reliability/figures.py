@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
+
+#: The campaign's parts, in the order it runs them (``--only`` picks some).
+PARTS: Final = ("crash", "server", "network", "scale", "fuzz")
 
 
 @dataclass
@@ -56,7 +59,7 @@ class CampaignReport:
     profile: str
     seed: int
     #: The parts that ran (``--only``); the table says "not run" for the others.
-    parts: tuple[str, ...] = ("crash", "server", "network", "scale", "fuzz")
+    parts: tuple[str, ...] = PARTS
     backends: list[BackendFigures] = field(default_factory=list)
     fuzz: list[FuzzFigures] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)

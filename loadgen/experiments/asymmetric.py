@@ -31,7 +31,7 @@ from loadgen.latency import LATENCY_MAX_US, latency_histogram, max_ms, ms
 from loadgen.metrics import worker_metrics
 from loadgen.runs.events import OK, RETRY_TIMEOUT, Event, EventWriter
 from loadgen.targets.connect import connect
-from loadgen.targets.policy import apply_policy, default_policy
+from loadgen.targets.policy import apply_policy
 from loadgen.targets.target import Target, TargetConnection
 from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.content import ContentKey, IcebergTable
@@ -204,7 +204,7 @@ def run_threads(target: Target, options: AsymmetricOptions, events: EventWriter 
 
 def _process_writer(
     connection: TargetConnection,
-    policy: str,
+    policy: str | None,
     branch_name: str,
     name: str,
     puts: int,
@@ -261,7 +261,7 @@ def run_processes(
             target=_process_writer,
             args=(
                 target.connection,
-                options.policy or default_policy(target),
+                options.policy,
                 b.name,
                 names[i],
                 options.puts[i],
@@ -332,12 +332,14 @@ def _collect(results: Any, count: int, duration_s: float) -> list[WriterStats]:
     return collected
 
 
-def prepare(target: Target, options: AsymmetricOptions, instrument: Callable[[Target], None] | None) -> None:
-    """Give the target the policy (then, optionally, the metrics wrappers): once per target."""
+def prepare(target: Target, options: AsymmetricOptions, instrument: Callable[[Target], None] | None) -> str:
+    """Give the target the policy (then, optionally, the metrics wrappers): once per target.
+    Answers the policy's name (the target's default when the options name none)."""
     options.validate()
-    apply_policy(target, options.policy or default_policy(target))
+    policy = apply_policy(target, options.policy)
     if instrument is not None:
         instrument(target)
+    return policy
 
 
 def run(

@@ -67,13 +67,16 @@ def default_policy(target: Target) -> str:
     return "nessie"
 
 
-def apply_policy(target: Target, name: str) -> None:
-    """Give ``target`` the commit policy ``name``; ValueError when it does not apply there."""
+def apply_policy(target: Target, name: str | None) -> str:
+    """Give ``target`` the commit policy ``name`` (None: its default, see :func:`default_policy`)
+    and answer the name applied; ValueError when it does not apply there."""
+    if name is None:
+        name = default_policy(target)
     if name not in POLICY_NAMES:
         raise ValueError(f"--policy {name}: unknown; choose one of {', '.join(POLICY_NAMES)}")
     if isinstance(target.api, VersionStore):
         target.api.policy = commit_policy(name)
-        return
+        return name
     if name not in REST_POLICIES:
         raise ValueError(
             f"--policy {name} does not apply to a Nessie server: it changes lochkit's own retry loop "
@@ -82,3 +85,4 @@ def apply_policy(target: Target, name: str) -> None:
         )
     if name == "coordinated":
         target.api = ClientCoordinated(target.api)
+    return name

@@ -155,7 +155,6 @@ def _asymmetric(args: argparse.Namespace) -> int:
     from loadgen.metrics import serve_metrics
     from loadgen.runs import RunDirectory, default_run_dir
     from loadgen.runs.run_dir import command_line
-    from loadgen.targets.policy import default_policy
     from lochkit.targets import open_target
 
     options = exp.AsymmetricOptions(
@@ -178,9 +177,8 @@ def _asymmetric(args: argparse.Namespace) -> int:
     )
     rows: list[dict[str, Any]] = []
     with open_target(args) as target:
-        if options.policy is None:
-            options = dataclasses.replace(options, policy=default_policy(target))
-        exp.prepare(target, options, metrics.instrument if metrics is not None else None)
+        policy = exp.prepare(target, options, metrics.instrument if metrics is not None else None)
+        options = dataclasses.replace(options, policy=policy)
         mode = "processes" if options.processes else "threads"
         parameters = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
         path = args.out or default_run_dir("experiment-asymmetric")

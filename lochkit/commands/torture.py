@@ -20,7 +20,8 @@ LOCAL_BACKENDS = ("inmemory", "rocksdb", "postgres", "mongodb", "cassandra", "dy
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from reliability.campaign import PARTS, PROFILES
+    from reliability.campaign import PROFILES
+    from reliability.figures import PARTS
 
     parser.add_argument(
         "--backend",
@@ -77,8 +78,8 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from pathlib import Path
 
     from persist_spi.registry import UnknownBackend, backend_factory
-    from reliability.campaign import PARTS, PROFILES, run_campaign
-    from reliability.figures import markdown
+    from reliability.campaign import PROFILES, run_campaign
+    from reliability.figures import PARTS, markdown
     from reliability.writer import quiet_driver_logs
 
     backends = _backends(args.backend)

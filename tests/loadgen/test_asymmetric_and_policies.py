@@ -120,22 +120,14 @@ def test_without_policy_a_target_commits_with_the_stores_default_and_a_server_wi
         assert default_policy(target) == "fair"
 
 
+def _experiment(tmp_path: Path, *options: str) -> int:
+    """``lochkit experiment asymmetric`` in memory, its JSON in t.json and its run directory in run."""
+    common = ["--backend", "inmemory", "--json", str(tmp_path / "t.json"), "--out", str(tmp_path / "run")]
+    return main(["experiment", "asymmetric", *common, *options])
+
+
 def test_the_experiment_names_the_policy_it_ran_with(tmp_path: Path) -> None:
-    json_path, out = str(tmp_path / "t.json"), str(tmp_path / "run")
-    code = main(
-        [
-            "experiment",
-            "asymmetric",
-            "--backend",
-            "inmemory",
-            "--duration",
-            "200ms",
-            "--json",
-            json_path,
-            "--out",
-            out,
-        ]
-    )
+    code = _experiment(tmp_path, "--duration", "200ms")
     assert code == 0
     rows = json.loads((tmp_path / "t.json").read_text())
     assert {r["policy"] for r in rows} == {"nessie"}
@@ -145,24 +137,7 @@ def test_experiment_command_prints_the_table_writes_json_and_a_run_directory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run"
-    code = main(
-        [
-            "experiment",
-            "asymmetric",
-            "--backend",
-            "inmemory",
-            "--duration",
-            "300ms",
-            "--policy",
-            "group",
-            "--json",
-            str(tmp_path / "t.json"),
-            "--out",
-            str(out),
-            "--metrics-port",
-            "0",
-        ]
-    )
+    code = _experiment(tmp_path, "--duration", "300ms", "--policy", "group", "--metrics-port", "0")
     assert code == 0
     printed = capsys.readouterr().out
     assert "w1-10put" in printed
