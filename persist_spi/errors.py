@@ -5,8 +5,9 @@ Every message says what happened, to what, and (where there is one) what to do a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from persist_spi.ids import ObjId
@@ -44,6 +45,21 @@ class ObjTooLarge(LochkitError):
             f"The {what}{where} is {size} bytes, more than the limit of {limit} bytes; "
             "nothing of this request was written"
         )
+
+    @classmethod
+    def from_message(cls, message: str) -> ObjTooLarge | None:
+        """The error a message of this class describes, or None. A REST server sends only the
+        message, so this lets a client raise the same type an in-process caller gets."""
+        found = _TOO_LARGE_MESSAGE.fullmatch(message)
+        if found is None:
+            return None
+        return cls(int(found["size"]), int(found["limit"]), what=found["what"])
+
+
+_TOO_LARGE_MESSAGE: Final = re.compile(
+    r"The (?P<what>.+) is (?P<size>\d+) bytes, more than the limit of (?P<limit>\d+) bytes; "
+    r"nothing of this request was written"
+)
 
 
 # --- references ----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from persist_spi.errors import ObjTooLarge
 from persist_spi.ids import ObjId
 from persist_spi.versionstore.content import CONTENT_TYPES, Content, ContentKey, content_type_named
 from persist_spi.versionstore.errors import (
@@ -593,7 +594,8 @@ def error_to_json(error: BaseException) -> tuple[int, Json]:
         details = {"type": "REFERENCE_CONFLICTS", "conflicts": [conflict_to_json(c) for c in error.conflicts]}
     elif isinstance(error, ReferenceRetryFailureError):
         code = "REFERENCE_CONFLICT"
-    elif isinstance(error, ValueError):
+    elif isinstance(error, (ValueError, ObjTooLarge)):
+        # A value over the database's size limit is the request's fault, as malformed input is.
         code = "BAD_REQUEST"
     else:
         code = "UNKNOWN"
@@ -618,5 +620,7 @@ def error_from_json(status: int, doc: Any) -> Exception:
         return ReferenceConflictError(conflicts, message)
     if code == "BAD_REQUEST" or (not code and status == 400):
         conflicts = [conflict_from_json(c) for c in (doc.get("errorDetails") or {}).get("conflicts") or []]
-        return InvalidOperation(conflicts, message) if conflicts else ValueError(message)
+        if conflicts:
+            return InvalidOperation(conflicts, message)
+        return ObjTooLarge.from_message(message) or ValueError(message)
     return NessieServerError(status, code or "UNKNOWN", message)

@@ -6,6 +6,7 @@ import datetime
 
 import pytest
 
+from persist_spi.errors import ObjTooLarge
 from persist_spi.ids import ObjId
 from persist_spi.versionstore import nessie_json as nj
 from persist_spi.versionstore.content import (
@@ -84,6 +85,19 @@ def test_not_found_and_bad_request_map_to_the_models_errors() -> None:
         nj.error_from_json(404, {"errorCode": "REFERENCE_NOT_FOUND", "message": "x"}), ReferenceNotFoundError
     )
     assert isinstance(nj.error_from_json(400, {"errorCode": "BAD_REQUEST", "message": "x"}), ValueError)
+
+
+def test_a_value_over_the_size_limit_is_a_bad_request_and_comes_back_as_the_same_error() -> None:
+    error = ObjTooLarge(16_711_839, 16_711_680, what="content value of key 'huge'")
+    status, body = nj.error_to_json(error)
+    assert (status, body["errorCode"]) == (400, "BAD_REQUEST")
+    back = nj.error_from_json(status, body)
+    assert isinstance(back, ObjTooLarge)
+    assert (back.size, back.limit, str(back)) == (error.size, error.limit, str(error))
+    # Any other bad request stays a plain ValueError.
+    assert (
+        type(nj.error_from_json(400, {"errorCode": "BAD_REQUEST", "message": "The key is odd"})) is ValueError
+    )
 
 
 def test_a_document_missing_a_field_names_it() -> None:
