@@ -325,6 +325,7 @@ def _execute(subcommand: str, args: argparse.Namespace) -> int:
     from persist_spi.versionstore.sources import DEFAULT_SOURCES, seeded_sources
 
     out = _out(True)
+    check_usage(subcommand, args)
     if subcommand == "generate":
         options = _generate_options(args)
         options.validate()
@@ -346,6 +347,24 @@ def _execute(subcommand: str, args: argparse.Namespace) -> int:
         else:
             return _recorded(subcommand, args, target, _bulk_body(subcommand, args))
     return 0
+
+
+def check_usage(subcommand: str, args: argparse.Namespace) -> None:
+    """ValueError for option combinations that cannot work, before any target is opened or run
+    directory made (a user's mistake leaves nothing behind)."""
+    if subcommand in ("content-refresh", "delete"):
+        if args.input is not None and args.format is None:
+            raise ValueError("--input needs --format CSV_KEYS or CONTENT_INFO_JSON")
+        if args.input is not None and (args.key or args.all):
+            raise ValueError("--input cannot be combined with --key or --all")
+        if args.input is not None and not args.input.is_file():
+            raise ValueError(f"--input {args.input}: no such file; give the path of a {args.format} file")
+        if args.recursive and not args.key:
+            raise ValueError("--recursive needs --key")
+        if args.batch < 1:
+            raise ValueError("--batch must be at least 1")
+    if subcommand == "copy" and args.num_copies < 1:
+        raise ValueError("--num-copies must be positive")
 
 
 def _generate_options(args: argparse.Namespace) -> Any:
@@ -392,12 +411,6 @@ def _bulk_body(subcommand: str, args: argparse.Namespace) -> Any:
 
     def body(api: Any, recorder: Any) -> tuple[int, str]:
         if subcommand in ("content-refresh", "delete"):
-            if args.input is not None and args.format is None:
-                raise ValueError("--input needs --format CSV_KEYS or CONTENT_INFO_JSON")
-            if args.input is not None and (args.key or args.all):
-                raise ValueError("--input cannot be combined with --key or --all")
-            if args.recursive and not args.key:
-                raise ValueError("--recursive needs --key")
             selection = m.Selection(
                 all_branches=args.all,
                 ref=args.ref,
