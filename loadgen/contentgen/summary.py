@@ -1,4 +1,5 @@
-"""The one-screen summary a load command prints at the end, and the totals ``run.json`` keeps."""
+"""The one-screen summary a load command prints at the end (also after a failure: what it did until
+then, and why it stopped), and the totals ``run.json`` keeps."""
 
 from __future__ import annotations
 
@@ -73,4 +74,6 @@ def render(doc: dict[str, Any], target: Target, run_dir: str, commit_action: str
         )
     for note in target.notes:
         lines.append(f"Note:        {note}")
+    if "error" in doc:
+        lines.append(f"Stopped:     {doc['error']}")
     return "\n".join(lines)

@@ -296,9 +296,15 @@ def execute(subcommand: str, args: argparse.Namespace) -> int:
     from nessie_client import NessieUnreachable
     from persist_spi.errors import LochkitError
     from persist_spi.registry import UnknownBackend
+    from persist_spi.versionstore.errors import ReferenceConflictError
 
     try:
         return _execute(subcommand, args)
+    except ReferenceConflictError as e:
+        # Before ValueError: a Put the store refuses outright (InvalidOperation, e.g. a content type
+        # change) is both, and it is a failed commit, not a usage error.
+        print(f"lochkit content-generator {subcommand}: {e}", file=sys.stderr)
+        return 1
     except (ValueError, UnknownBackend) as e:
         print(f"lochkit content-generator {subcommand}: {e}", file=sys.stderr)
         return USAGE_ERROR
@@ -388,29 +394,42 @@ def _generate_options(args: argparse.Namespace) -> Any:
 
 
 def _generate_body(args: argparse.Namespace, options: Any) -> Any:
-    from loadgen.contentgen.generate import COMMIT, Generator
+    from loadgen.contentgen.generate import Generator
     from loadgen.contentgen.progress import Progress
 
-    def body(api: Any, recorder: Any) -> tuple[int, str]:
+    def body(api: Any, recorder: Any) -> int:
         progress = Progress(options.num_commits, "generate")
         lines = args.verbose or not progress.enabled  # on a terminal the bar replaces the step lines
         try:
-            code = Generator(api, options, recorder, _out(lines), _err, progress).run()
+            return Generator(api, options, recorder, _out(lines), _err, progress).run()
         finally:
             progress.close()
-        return code, COMMIT
 
     return body
 
 
 def _bulk_body(subcommand: str, args: argparse.Namespace) -> Any:
     from loadgen.contentgen import maintenance as m
+    from loadgen.contentgen.progress import Progress
     from persist_spi.versionstore.content import ContentKey
 
-    out = _out(True)
-
-    def body(api: Any, recorder: Any) -> tuple[int, str]:
-        if subcommand in ("content-refresh", "delete"):
+    def body(api: Any, recorder: Any) -> int:
+        if subcommand == "create-missing-namespaces":  # one commit per branch: no bar
+            return m.create_missing_namespaces(
+                api, args.branch, args.author, args.verbose, recorder, _out(True), _err
+            )
+        # How many keys a delete or refresh will see is known only once it has listed them.
+        progress = (
+            Progress(args.num_copies, subcommand, unit="copies")
+            if subcommand == "copy"
+            else Progress(None, subcommand, unit="keys")
+        )
+        out = _out(args.verbose or not progress.enabled)  # on a terminal the bar replaces the lines
+        try:
+            if subcommand == "copy":
+                source = ContentKey(tuple(args.from_key))
+                m.copy(api, args.ref, args.num_copies, source, args.to, args.author, recorder, out, progress)
+                return 0
             selection = m.Selection(
                 all_branches=args.all,
                 ref=args.ref,
@@ -422,29 +441,19 @@ def _bulk_body(subcommand: str, args: argparse.Namespace) -> Any:
                 batch=args.batch,
             )
             action = m.refresh if subcommand == "content-refresh" else m.delete
-            action(api, selection, args.message, args.author, recorder, out)
-            return 0, m.COMMIT
-        if subcommand == "copy":
-            m.copy(
-                api,
-                args.ref,
-                args.num_copies,
-                ContentKey(tuple(args.from_key)),
-                args.to,
-                args.author,
-                recorder,
-                out,
-            )
-            return 0, m.COMMIT
-        return m.create_missing_namespaces(
-            api, args.branch, args.author, args.verbose, recorder, out, _err
-        ), m.COMMIT
+            action(api, selection, args.message, args.author, recorder, out, progress)
+            return 0
+        finally:
+            progress.close()
 
     return body
 
 
 def _recorded(subcommand: str, args: argparse.Namespace, target: Any, body: Any) -> int:
-    """Run a load-writing subcommand inside a run directory, then print the summary."""
+    """Run a load-writing subcommand inside a run directory, then print the summary: also when the
+    run fails or is interrupted, so what it did before is never lost (run.json's totals then carry
+    the error too); the exception then goes on to :func:`execute` for its one-line message."""
+    from loadgen.contentgen.generate import COMMIT
     from loadgen.contentgen.recording import Recorder
     from loadgen.contentgen.summary import render, totals
     from loadgen.runs import RunDirectory, default_run_dir
@@ -457,10 +466,18 @@ def _recorded(subcommand: str, args: argparse.Namespace, target: Any, body: Any)
     ) as run_dir:
         recorder = Recorder(run_dir.events)
         started = time.perf_counter()
-        code, commit_action = body(target.api, recorder)
-        doc = totals(recorder, target, time.perf_counter() - started, commit_action)
+        try:
+            code = body(target.api, recorder)
+        except BaseException as e:
+            doc = totals(recorder, target, time.perf_counter() - started, COMMIT)
+            doc["error"] = f"{type(e).__name__}: {e}"
+            run_dir.finish("interrupted" if isinstance(e, KeyboardInterrupt) else "failed", doc)
+            if recorder.calls():  # a run that did nothing has nothing to sum up
+                print(render(doc, target, str(path), COMMIT), file=sys.stderr)
+            raise
+        doc = totals(recorder, target, time.perf_counter() - started, COMMIT)
         run_dir.finish("ok" if code == 0 else "failed", doc)
-    print(render(doc, target, str(path), commit_action), file=sys.stderr)
+    print(render(doc, target, str(path), COMMIT), file=sys.stderr)
     if getattr(args, "inventory", False):
         from reports.inventory import write_inventory
 
