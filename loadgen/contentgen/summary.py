@@ -50,11 +50,24 @@ def totals(recorder: Recorder, target: Target, elapsed_s: float, commit_action: 
     return doc
 
 
-def render(doc: dict[str, Any], target: Target, run_dir: str, commit_action: str) -> str:
+def render(
+    doc: dict[str, Any],
+    target: Target,
+    run_dir: str,
+    commit_action: str,
+    *,
+    seed: int | None = None,
+    seed_drawn: bool = False,
+) -> str:
     lines = [
         "",
         f"Target:      {target.describe()}",
         f"Run:         {run_dir}",
+    ]
+    if seed is not None:
+        replay = f" (drawn; --seed {seed} replays its keys, contents and draws)" if seed_drawn else ""
+        lines.append(f"Seed:        {seed}{replay}")
+    lines += [
         f"Elapsed:     {doc['elapsed_s']:.2f} s",
         f"Commits:     {doc['commits']} ok, {doc['conflicts']} conflicts, {doc['errors']} errors",
         f"Throughput:  {doc['commits_per_s']:.1f} commits/s",

@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,14 @@ SUBCOMMANDS = (
     "create-missing-namespaces",
 )
 USAGE_ERROR = 2
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A run's seed and whether it was drawn (no --seed given) rather than given."""
+
+    value: int | None
+    drawn: bool
 
 
 def _default_author() -> str | None:
@@ -133,7 +142,8 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed",
         type=int,
         help="lochkit only: make the run reproducible (keys, contents, draws; on the in-process target "
-        "also commit times and content ids, hence commit ids).",
+        "also commit times and content ids, hence commit ids). Without it a seed is drawn for the "
+        "draws and recorded in run.json, so --seed SEED replays them.",
     )
 
 
@@ -333,13 +343,16 @@ def _execute(subcommand: str, args: argparse.Namespace) -> int:
     out = _out(True)
     check_usage(subcommand, args)
     if subcommand == "generate":
-        options = _generate_options(args)
+        from loadgen.contentgen.generate import draw_seed
+
+        options = _generate_options(args, drawn_seed=None if args.seed is not None else draw_seed())
         options.validate()
         sources = seeded_sources(args.seed) if args.seed is not None else DEFAULT_SOURCES
         with open_target(args, sources=sources) as target:
             if getattr(args, "inventory", False) and target.kind != "lochkit":
                 raise ValueError("--inventory needs a lochkit backend (--backend NAME), not a Nessie server")
-            return _recorded(subcommand, args, target, _generate_body(args, options))
+            seed = Seed(options.draws_seed, drawn=args.seed is None)
+            return _recorded(subcommand, args, target, _generate_body(args, options), seed)
     with open_target(args) as target:
         api = target.api
         if subcommand == "commits":
@@ -373,7 +386,7 @@ def check_usage(subcommand: str, args: argparse.Namespace) -> None:
         raise ValueError("--num-copies must be positive")
 
 
-def _generate_options(args: argparse.Namespace) -> Any:
+def _generate_options(args: argparse.Namespace, drawn_seed: int | None) -> Any:
     from loadgen.contentgen.generate import GenerateOptions
 
     return GenerateOptions(
@@ -390,6 +403,7 @@ def _generate_options(args: argparse.Namespace) -> Any:
         author=args.author,
         message=args.message,
         seed=args.seed,
+        drawn_seed=drawn_seed,
     )
 
 
@@ -449,7 +463,9 @@ def _bulk_body(subcommand: str, args: argparse.Namespace) -> Any:
     return body
 
 
-def _recorded(subcommand: str, args: argparse.Namespace, target: Any, body: Any) -> int:
+def _recorded(
+    subcommand: str, args: argparse.Namespace, target: Any, body: Any, seed: Seed | None = None
+) -> int:
     """Run a load-writing subcommand inside a run directory, then print the summary: also when the
     run fails or is interrupted, so what it did before is never lost (run.json's totals then carry
     the error too); the exception then goes on to :func:`execute` for its one-line message."""
@@ -461,8 +477,25 @@ def _recorded(subcommand: str, args: argparse.Namespace, target: Any, body: Any)
 
     parameters = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "func"}
     path = args.out or default_run_dir(subcommand)
+
+    def summary(doc: dict[str, Any]) -> str:
+        return render(
+            doc,
+            target,
+            str(path),
+            COMMIT,
+            seed=seed.value if seed else None,
+            seed_drawn=bool(seed and seed.drawn),
+        )
+
     with RunDirectory(
-        path, subcommand, command_line(), target.facts(), parameters, getattr(args, "seed", None)
+        path,
+        subcommand,
+        command_line(),
+        target.facts(),
+        parameters,
+        seed.value if seed else None,
+        info={"seed_drawn": seed.drawn} if seed else {},
     ) as run_dir:
         recorder = Recorder(run_dir.events)
         started = time.perf_counter()
@@ -473,11 +506,11 @@ def _recorded(subcommand: str, args: argparse.Namespace, target: Any, body: Any)
             doc["error"] = f"{type(e).__name__}: {e}"
             run_dir.finish("interrupted" if isinstance(e, KeyboardInterrupt) else "failed", doc)
             if recorder.calls():  # a run that did nothing has nothing to sum up
-                print(render(doc, target, str(path), COMMIT), file=sys.stderr)
+                print(summary(doc), file=sys.stderr)
             raise
         doc = totals(recorder, target, time.perf_counter() - started, COMMIT)
         run_dir.finish("ok" if code == 0 else "failed", doc)
-    print(render(doc, target, str(path), COMMIT), file=sys.stderr)
+    print(summary(doc), file=sys.stderr)
     if getattr(args, "inventory", False):
         from reports.inventory import write_inventory
 

@@ -143,3 +143,9 @@ def _ancestors(keys: Iterable[ContentKey]) -> list[ContentKey]:
 @pytest.fixture
 def rocks(tmp_path: Path) -> RocksRepository:
     return RocksRepository(str(tmp_path / "rocks-data"))
+
+
+@pytest.fixture
+def new_rocks(tmp_path: Path) -> Callable[[str], RocksRepository]:
+    """More RocksDB repositories, each in a directory of its own name."""
+    return lambda name: RocksRepository(str(tmp_path / name))

@@ -4,6 +4,7 @@ run that fails or is interrupted, the progress bar (on a terminal only), and the
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import sys
@@ -188,3 +189,41 @@ def test_bulk_commands_show_a_bar_on_a_terminal_and_step_lines_otherwise(
     assert bar in shown
     assert "/s" in shown
     assert step not in on_terminal.out  # the bar replaces the step lines
+
+
+# --- the seed --------------------------------------------------------------------------------------
+
+
+def _draws(rocks: RocksRepository) -> list[tuple[str, list[tuple[ContentKey, Any]]]]:
+    """Each commit's message and puts, without content ids (which only a given seed fixes)."""
+    return [
+        (
+            entry.meta.message,
+            [(op.key, dataclasses.replace(op.content, id=None)) for op in entry.operations or ()],
+        )
+        for entry in reversed(rocks.log("main"))
+    ]
+
+
+def test_an_unseeded_run_records_the_seed_it_drew_and_that_seed_replays_its_draws(
+    cli: Cli, new_rocks: Callable[[str], RocksRepository]
+) -> None:
+    pattern = ["-n", "8", "-t", "6", "--puts-per-commit", "3", "--key-pattern", "s${every,3,uuid}.t${seq,0}"]
+    first, replay = new_rocks("first"), new_rocks("replay")
+
+    unseeded = cli("generate", *first.args, *pattern, "--out", "unseeded")
+    assert unseeded.code == 0, unseeded.err
+    doc = run_json(Path("unseeded"))
+    seed = doc["seed"]
+    assert isinstance(seed, int)
+    assert doc["seed_drawn"] is True
+    assert doc["parameters"]["seed"] is None  # what was given
+    assert f"Seed:        {seed} (drawn; --seed {seed} replays" in unseeded.err
+
+    seeded = cli("generate", *replay.args, *pattern, "--seed", str(seed), "--out", "seeded")
+    assert seeded.code == 0, seeded.err
+    assert run_json(Path("seeded"))["seed"] == seed
+    assert run_json(Path("seeded"))["seed_drawn"] is False
+    drawn = _draws(first)
+    assert len(drawn) == 8
+    assert _draws(replay) == drawn  # same keys (uuids included), same contents, same order
