@@ -1,6 +1,7 @@
 """``lochkit generate``'s options beyond the done-when command: --continue-on-error, -d pacing,
 --type, --author and -m, and the ``prob`` key function, each asserted on what lands in the
-repository (a RocksDB repository the test reads back) and on the run directory."""
+repository (a RocksDB repository the test reads back) and on the run directory; and the mistakes
+--nessie-store refuses (its use is in test_generate_on_provisioned_nessie.py)."""
 
 from __future__ import annotations
 
@@ -160,3 +161,28 @@ def test_prob_keys_are_the_ones_that_land(cli: Cli, rocks: RocksRepository) -> N
     landed = set(tables(rocks))
     assert landed
     assert landed <= pool
+
+
+@pytest.mark.parametrize(
+    ("target", "store", "message"),
+    [
+        (["--backend", "inmemory"], "ROCKSDB", "--nessie-store chooses the store of a Nessie server"),
+        (["--uri", "http://127.0.0.1:9/api/v2"], "ROCKSDB", "--nessie-store chooses the store"),
+        (["--backend", "nessie"], "disk", "--nessie-store DISK: use one of IN_MEMORY, ROCKSDB"),
+    ],
+)
+def test_nessie_store_mistakes_are_one_line_and_start_nothing(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch, target: list[str], store: str, message: str
+) -> None:
+    from conformance import provisioning
+
+    def no_provisioning(*_: object, **__: object) -> None:
+        raise AssertionError("nothing may be started for a mistake")
+
+    monkeypatch.setattr(provisioning, "provision", no_provisioning)
+    done = cli("generate", *target, "--nessie-store", store, "-n", "1")
+    assert done.code == 1
+    [line] = done.err.strip().splitlines()
+    assert line.startswith("lochkit content-generator generate: ")
+    assert message in line
+    assert not Path(".lochkit").exists()
