@@ -299,8 +299,10 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     return execute(args.subcommand, args)
 
 
-def execute(subcommand: str, args: argparse.Namespace) -> int:
-    """Run one subcommand; user mistakes and unreachable targets become one line and an exit code."""
+def execute(subcommand: str, args: argparse.Namespace, command: str | None = None) -> int:
+    """Run one subcommand; user mistakes and unreachable targets become one line and an exit code,
+    starting with the command as the user typed it (``command``, e.g. ``lochkit generate``)."""
+    command = command or f"lochkit content-generator {subcommand}"
     from conformance.provisioning import ProvisioningFailed
     from lochkit.targets import TargetError
     from nessie_client import NessieUnreachable
@@ -313,16 +315,16 @@ def execute(subcommand: str, args: argparse.Namespace) -> int:
     except ReferenceConflictError as e:
         # Before ValueError: a Put the store refuses outright (InvalidOperation, e.g. a content type
         # change) is both, and it is a failed commit, not a usage error.
-        print(f"lochkit content-generator {subcommand}: {e}", file=sys.stderr)
+        print(f"{command}: {e}", file=sys.stderr)
         return 1
     except (ValueError, UnknownBackend) as e:
-        print(f"lochkit content-generator {subcommand}: {e}", file=sys.stderr)
+        print(f"{command}: {e}", file=sys.stderr)
         return USAGE_ERROR
     except (LochkitError, NessieUnreachable, TargetError, ProvisioningFailed, OSError) as e:
-        print(f"lochkit content-generator {subcommand}: {e}", file=sys.stderr)
+        print(f"{command}: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"lochkit content-generator {subcommand}: interrupted", file=sys.stderr)
+        print(f"{command}: interrupted", file=sys.stderr)
         return 130
 
 

@@ -128,7 +128,7 @@ def test_a_conflict_without_continue_on_error_stops_the_run_with_exit_1(
     assert (doc["totals"]["commits"], doc["totals"]["conflicts"]) == (landed, 1)
     assert doc["totals"]["error"].startswith("InvalidOperation: Key 'k.t0' holds content of another type")
     assert f"Commits:     {landed} ok, 1 conflicts, 0 errors" in done.err
-    assert done.err.strip().splitlines()[-1].startswith("lochkit content-generator generate: ")
+    assert done.err.strip().splitlines()[-1].startswith("lochkit generate: ")
     assert len(rocks.log("main")) == before + landed
 
 

@@ -183,6 +183,6 @@ def test_nessie_store_mistakes_are_one_line_and_start_nothing(
     done = cli("generate", *target, "--nessie-store", store, "-n", "1")
     assert done.code == 1
     [line] = done.err.strip().splitlines()
-    assert line.startswith("lochkit content-generator generate: ")
+    assert line.startswith("lochkit generate: ")
     assert message in line
     assert not Path(".lochkit").exists()
