@@ -1,12 +1,12 @@
 """Every known difference between lochkit's version store and a real Nessie server, in one place.
 
-Each entry says what lochkit does, what Nessie (0.99.0, checked against the running server) does,
-and why lochkit keeps its own behaviour. The README's list "Where lochkit deliberately differs from
-Nessie" is exactly the titles here (a unit test keeps it so), ``docs/nessie-differences.md`` is
-rendered from this module (``python -m conformance.nessie_differences --markdown``), the
-differential state machine normalises exactly these differences (it names the entry each time it
-does), and a version-store suite test may fail against the real Nessie server only if an entry here
-names it.
+Each entry says what lochkit does, what Nessie (``NESSIE_VERSION`` of conformance/servers/versions.py,
+checked against the running server) does, and why lochkit keeps its own behaviour. The README's list
+"Where lochkit deliberately differs from Nessie" is exactly the titles here (a unit test keeps it
+so), ``docs/nessie-differences.md`` is rendered from this module (``python -m
+conformance.nessie_differences --markdown``), the differential state machine normalises exactly
+these differences (it names the entry each time it does), and a version-store suite test may fail
+against the real Nessie server only if an entry here names it.
 
 Three kinds:
 
@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from conformance.servers.versions import NESSIE_VERSION
+
 Kind = Literal["deliberate", "nessie-bug", "rest-api"]
-NESSIE_VERSION: Final = "0.99.0"
 
 
 @dataclass(frozen=True)

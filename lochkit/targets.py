@@ -83,6 +83,13 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, short_options: bool
         help="Nessie client options (nessie.authentication.type=BEARER, nessie.authentication.token=...)",
     )
     group.add_argument(
+        "--nessie-store",
+        type=str.upper,
+        metavar="TYPE",
+        help="--backend nessie: the version store of the Nessie server lochkit starts, IN_MEMORY "
+        "(default) or ROCKSDB (kept in the server's working directory until it stops)",
+    )
+    group.add_argument(
         "--nessie-client",
         default="HTTP",
         metavar="NAME",
@@ -135,6 +142,7 @@ def _open(args: argparse.Namespace, sources: StoreSources) -> Target:
         raise TargetError(
             f"--uri names a Nessie server and --backend {backend} a lochkit backend: give one of them"
         )
+    _check_nessie_store(getattr(args, "nessie_store", None), backend)
     if args.nessie_uri or backend is None:
         from nessie_client import DEFAULT_URI
 
@@ -147,6 +155,20 @@ def _open(args: argparse.Namespace, sources: StoreSources) -> Target:
     return _in_process(args, backend, sources)
 
 
+def _check_nessie_store(store: str | None, backend: str | None) -> None:
+    if store is None:
+        return
+    if backend != NESSIE:
+        raise TargetError(
+            "--nessie-store chooses the store of a Nessie server lochkit starts: give it with "
+            "--backend nessie, or leave it out"
+        )
+    from conformance.servers.nessie import STORE_TYPES
+
+    if store not in STORE_TYPES:
+        raise TargetError(f"--nessie-store {store}: use one of {', '.join(STORE_TYPES)}")
+
+
 def _provisioned_nessie(args: argparse.Namespace, options: dict[str, str]) -> Target:
     from conformance.provisioning import provision
     from conformance.workdir import make_workdir, remove_workdir
@@ -154,7 +176,8 @@ def _provisioned_nessie(args: argparse.Namespace, options: dict[str, str]) -> Ta
 
     workdir = make_workdir("nessie")
     urls = {NESSIE: args.url} if args.url else {}
-    provisioned = provision(NESSIE, None, urls=urls, method=args.provision, workdir=workdir)
+    with _nessie_store(getattr(args, "nessie_store", None)):
+        provisioned = provision(NESSIE, None, urls=urls, method=args.provision, workdir=workdir)
     try:
         target = nessie_target(
             provisioned.url or "",
@@ -170,6 +193,29 @@ def _provisioned_nessie(args: argparse.Namespace, options: dict[str, str]) -> Ta
     target.on_close(provisioned.stop)
     target.on_close(lambda: remove_workdir(workdir))
     return target
+
+
+@contextlib.contextmanager
+def _nessie_store(store: str | None) -> Iterator[None]:
+    """The Nessie launcher takes its store type from LOCHKIT_NESSIE_STORE (so that every way of
+    starting it, ``lochkit servers start`` included, has one switch); ``--nessie-store`` sets it
+    for this one start and then puts the previous value back."""
+    if store is None:
+        yield
+        return
+    import os
+
+    from conformance.servers.nessie import STORE_ENV
+
+    previous = os.environ.get(STORE_ENV)
+    os.environ[STORE_ENV] = store
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ[STORE_ENV]
+        else:
+            os.environ[STORE_ENV] = previous
 
 
 def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -> Target:

@@ -4,8 +4,9 @@ The server is Nessie's Quarkus runner jar (``nessie-quarkus:VERSION:jar:runner``
 cached under ``~/.cache/lochkit/nessie/VERSION``). It needs Java 21 or newer, found at run time:
 ``LOCHKIT_NESSIE_JAVA`` (a java binary or a JDK home), then ``JAVA_HOME``, then ``java`` on PATH,
 then the JDKs installed beside the default one (e.g. ``/usr/lib/jvm/*``). It listens on loopback
-with free ports and the IN_MEMORY version store (``LOCHKIT_NESSIE_STORE=ROCKSDB`` for RocksDB
-in the run's working directory). It is ready when ``GET /api/v2/config`` answers.
+with free ports and the IN_MEMORY version store (``LOCHKIT_NESSIE_STORE=ROCKSDB``, or a load
+command's ``--nessie-store ROCKSDB``, for RocksDB in the run's working directory). It is ready when
+``GET /api/v2/config`` answers.
 
 The provisioned URL is the REST API v2 base, e.g. ``http://127.0.0.1:PORT/api/v2``.
 """
@@ -37,6 +38,8 @@ VERSION: Final = COORDINATES.split(":")[2]
 JAR_NAME: Final = f"nessie-quarkus-{VERSION}-runner.jar"
 MIN_JAVA: Final = 21
 STORE_TYPES: Final = ("IN_MEMORY", "ROCKSDB")
+#: The store type to start Nessie with (``--nessie-store`` of the load commands sets it for one start).
+STORE_ENV: Final = "LOCHKIT_NESSIE_STORE"
 CONTAINER_PORT: Final = 19120
 _READY_TIMEOUT = 180.0
 
@@ -64,12 +67,7 @@ class NessieProvisioner(ServerProvisioner):
         return LocalServerStatus(backend, installed, tuple(needs))
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
-        store = os.environ.get("LOCHKIT_NESSIE_STORE", "IN_MEMORY").upper()
-        if store not in STORE_TYPES:
-            raise ProvisioningFailed(
-                f"nessie: LOCHKIT_NESSIE_STORE={store} is not a version store type this launcher "
-                f"knows; use one of {', '.join(STORE_TYPES)}"
-            )
+        store = store_type()
         java = find_java(MIN_JAVA)
         jar = self._jar()
         port, management = free_port(), free_port()
@@ -113,6 +111,12 @@ class NessieProvisioner(ServerProvisioner):
         """Not exercised on the machine this was written on (no Docker engine there)."""
         from testcontainers.core.container import DockerContainer
 
+        if store_type() != "IN_MEMORY":
+            raise ProvisioningFailed(
+                f"nessie: the container recipe runs the IN_MEMORY store only, not {store_type()}; "
+                "use --provision local for it"
+            )
+
         image = versions.IMAGES["nessie"]
         container = (
             DockerContainer(image)
@@ -155,6 +159,17 @@ class NessieProvisioner(ServerProvisioner):
         if not jar.exists():
             raise ProvisioningFailed(f"nessie: Maven finished but {jar} is missing")
         return jar
+
+
+def store_type() -> str:
+    """The version store type to start Nessie with: LOCHKIT_NESSIE_STORE, IN_MEMORY by default."""
+    store = os.environ.get(STORE_ENV, "IN_MEMORY").upper()
+    if store not in STORE_TYPES:
+        raise ProvisioningFailed(
+            f"nessie: {STORE_ENV}={store} is not a version store type this launcher knows; use one "
+            f"of {', '.join(STORE_TYPES)}"
+        )
+    return store
 
 
 def java_version(java: str) -> int:

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from typing import Final
 
+#: The Nessie release lochkit starts (image and runner jar alike) and checks itself against
+#: (conformance/nessie_differences.py); change it here only.
+NESSIE_VERSION: Final = "0.99.0"
+
 #: Container images for testcontainers and docker compose (official images).
 IMAGES: Final[dict[str, str]] = {
     "postgres": "postgres:17.6",
@@ -13,7 +17,7 @@ IMAGES: Final[dict[str, str]] = {
     "cassandra": "cassandra:5.0.9",
     "scylladb": "scylladb/scylla:6.2.3",
     "dynamodb": "amazon/dynamodb-local:2.6.1",
-    "nessie": "ghcr.io/projectnessie/nessie:0.99.0",
+    "nessie": f"ghcr.io/projectnessie/nessie:{NESSIE_VERSION}",
 }
 
 #: What the local-process launchers install from the package registries this project reaches.
@@ -23,7 +27,7 @@ LOCAL: Final[dict[str, str]] = {
     "dynamodb": "com.amazonaws:DynamoDBLocal:2.6.1",
     "mongodb": "github.com/FerretDB/FerretDB/cmd/ferretdb@v1.24.2",
     # The newest nessie-quarkus runner Maven Central serves (0.10x answers 404); needs Java 21+.
-    "nessie": "org.projectnessie.nessie:nessie-quarkus:0.99.0:jar:runner",
+    "nessie": f"org.projectnessie.nessie:nessie-quarkus:{NESSIE_VERSION}:jar:runner",
     # Not a database: the fault-injecting TCP proxy of the reliability campaign.
     "toxiproxy": "github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0",
 }

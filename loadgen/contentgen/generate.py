@@ -9,12 +9,15 @@ commit; put new content, keeping the content id of content that exists; commit; 
 
 Beyond Nessie: with a seed, the key pool, the random draws, the contents and (on the in-process
 target) the commit times and new content ids derive from it, so a run reproduces its commit ids.
+An unseeded run draws a seed for its random draws only (``drawn_seed``): its commit times, content
+ids and run start stay real, and ``--seed`` with that seed replays the same draws.
 """
 
 from __future__ import annotations
 
 import datetime
 import random
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,6 +56,13 @@ class GenerateOptions:
     author: str | None = None
     message: str | None = None
     seed: int | None = None
+    #: An unseeded run's seed for its random draws (keys, contents, branch and key choices, tags).
+    drawn_seed: int | None = None
+
+    @property
+    def draws_seed(self) -> int | None:
+        """The seed of the random draws: the given one, else the drawn one."""
+        return self.seed if self.seed is not None else self.drawn_seed
 
     def validate(self) -> None:
         """ValueError (a usage error) for options Nessie's generator refuses."""
@@ -71,6 +81,12 @@ class GenerateOptions:
         check_type(self.content_type)
         if self.key_pattern is not None:
             KeyGenerator(self.key_pattern)  # raises KeyPatternError with the column
+
+
+def draw_seed() -> int:
+    """A seed for a run that was given none, recorded so its draws can be replayed with --seed
+    (32 bits: short enough to type, and collisions between runs do not matter)."""
+    return secrets.randbits(32)
 
 
 def run_start_label(seed: int | None) -> str:
@@ -121,9 +137,8 @@ class Generator:
         self.err = err
         self.progress = progress
         self.sleep = sleep
-        self.rng = random.Random(options.seed)
+        self.rng = random.Random(options.draws_seed)
         self.run_start = run_start_label(options.seed)
-        self.failed = False
 
     def _default_branch(self) -> NamedRef:
         name = self.options.default_branch
@@ -156,7 +171,8 @@ class Generator:
         return branches
 
     def run(self) -> int:
-        """Exit code: 0, or 1 when a commit failed (aborting the run unless continue_on_error)."""
+        """Exit code 0. A conflict aborts the run (ReferenceConflictError) unless continue_on_error;
+        then it is printed and counted in the events, and the exit code stays 0, as in Nessie."""
         options = self.options
         keys = key_pool(options, self.run_start, self.rng)
         branches = self.setup()
@@ -205,7 +221,6 @@ class Generator:
             except ReferenceConflictError as e:
                 if not options.continue_on_error:
                     raise
-                self.failed = True
                 self.err(f"Conflict: {e}")
             if self.progress is not None:
                 self.progress.advance()

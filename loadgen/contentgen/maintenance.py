@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from loadgen.contentgen.progress import Progress
 from loadgen.contentgen.recording import Recorder
 from persist_spi.ids import ObjId
 from persist_spi.versionstore.api import VersionStoreApi
@@ -277,9 +278,12 @@ def refresh(
     author: str | None,
     rec: Recorder,
     out: Out,
+    progress: Progress | None = None,
 ) -> None:
     for target, keys in selected_batches(api, selection, reverse=False):
         read = api.get_contents(target, keys)
+        if progress is not None:
+            progress.advance(len(keys))
         if not read.contents:
             continue
         text = message or f"Refresh {len(read.contents)} key(s)"
@@ -297,6 +301,7 @@ def delete(
     author: str | None,
     rec: Recorder,
     out: Out,
+    progress: Progress | None = None,
 ) -> None:
     for target, keys in selected_batches(api, selection, reverse=True):
         text = message or f"Delete {len(keys)} key(s)"
@@ -305,6 +310,8 @@ def delete(
             result = api.commit(target, None, _meta(text, author), ops)
             measured.commit_hash = str(result.hash)
         out(f"Deleted {len(keys)} keys in {target.name} at commit {result.hash}")
+        if progress is not None:
+            progress.advance(len(keys))
 
 
 def copy(
@@ -316,6 +323,7 @@ def copy(
     author: str | None,
     rec: Recorder,
     out: Out,
+    progress: Progress | None = None,
 ) -> None:
     if copies < 1:
         raise ValueError("--num-copies must be positive")
@@ -332,6 +340,8 @@ def copy(
             measured.commit_hash = str(result.hash)
         head = result.hash
         out(f"Created {key} at {head}")
+        if progress is not None:
+            progress.advance()
 
 
 def _format(pattern: str, i: int) -> str:

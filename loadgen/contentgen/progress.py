@@ -1,5 +1,6 @@
 """A progress bar with rate and ETA on a terminal; nothing otherwise (the command's own lines
-report each step there)."""
+report each step there). Without a known total (a delete or refresh of whatever keys a listing
+holds) it counts with the rate and no ETA."""
 
 from __future__ import annotations
 
@@ -10,10 +11,16 @@ from typing import TextIO
 
 class Progress:
     def __init__(
-        self, total: int, label: str, stream: TextIO | None = None, enabled: bool | None = None
+        self,
+        total: int | None,
+        label: str,
+        stream: TextIO | None = None,
+        enabled: bool | None = None,
+        unit: str = "",
     ) -> None:
-        self.total = max(total, 1)
+        self.total = max(total, 1) if total is not None else None
         self.label = label
+        self.unit = unit
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = self.stream.isatty() if enabled is None else enabled
         self.done = 0
@@ -23,20 +30,24 @@ class Progress:
     def advance(self, n: int = 1) -> None:
         self.done += n
         now = time.monotonic()
-        if self.enabled and (now - self._last_draw >= 0.2 or self.done >= self.total):
+        finished = self.total is not None and self.done >= self.total
+        if self.enabled and (now - self._last_draw >= 0.2 or finished):
             self._last_draw = now
             self._draw(now)
 
     def _draw(self, now: float) -> None:
         elapsed = max(now - self._start, 1e-9)
         rate = self.done / elapsed
-        left = (self.total - self.done) / rate if rate > 0 else 0.0
-        width = 30
-        filled = int(width * min(self.done, self.total) / self.total)
-        bar = "#" * filled + "-" * (width - filled)
-        self.stream.write(
-            f"\r{self.label} [{bar}] {self.done}/{self.total} {rate:,.1f}/s ETA {_clock(left)}  "
-        )
+        unit = f" {self.unit}" if self.unit else ""
+        if self.total is None:
+            line = f"{self.label} {self.done:,}{unit} {rate:,.1f}/s"
+        else:
+            left = (self.total - self.done) / rate if rate > 0 else 0.0
+            width = 30
+            filled = int(width * min(self.done, self.total) / self.total)
+            bar = "#" * filled + "-" * (width - filled)
+            line = f"{self.label} [{bar}] {self.done}/{self.total}{unit} {rate:,.1f}/s ETA {_clock(left)}"
+        self.stream.write(f"\r{line}  ")
         self.stream.flush()
 
     def close(self) -> None:

@@ -64,8 +64,7 @@ class Recorder:
         try:
             yield measured
         except BaseException as e:
-            if isinstance(e, KeyboardInterrupt | SystemExit | GeneratorExit):
-                raise
+            # Ctrl-C included: a call that did not finish is never counted as a success.
             outcome, kind = classify(e)
             measured.attempts = getattr(e, "attempts", measured.attempts)
             raise

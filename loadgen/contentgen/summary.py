@@ -1,4 +1,5 @@
-"""The one-screen summary a load command prints at the end, and the totals ``run.json`` keeps."""
+"""The one-screen summary a load command prints at the end (also after a failure: what it did until
+then, and why it stopped), and the totals ``run.json`` keeps."""
 
 from __future__ import annotations
 
@@ -49,11 +50,24 @@ def totals(recorder: Recorder, target: Target, elapsed_s: float, commit_action: 
     return doc
 
 
-def render(doc: dict[str, Any], target: Target, run_dir: str, commit_action: str) -> str:
+def render(
+    doc: dict[str, Any],
+    target: Target,
+    run_dir: str,
+    commit_action: str,
+    *,
+    seed: int | None = None,
+    seed_drawn: bool = False,
+) -> str:
     lines = [
         "",
         f"Target:      {target.describe()}",
         f"Run:         {run_dir}",
+    ]
+    if seed is not None:
+        replay = f" (drawn; --seed {seed} replays its keys, contents and draws)" if seed_drawn else ""
+        lines.append(f"Seed:        {seed}{replay}")
+    lines += [
         f"Elapsed:     {doc['elapsed_s']:.2f} s",
         f"Commits:     {doc['commits']} ok, {doc['conflicts']} conflicts, {doc['errors']} errors",
         f"Throughput:  {doc['commits_per_s']:.1f} commits/s",
@@ -73,4 +87,6 @@ def render(doc: dict[str, Any], target: Target, run_dir: str, commit_action: str
         )
     for note in target.notes:
         lines.append(f"Note:        {note}")
+    if "error" in doc:
+        lines.append(f"Stopped:     {doc['error']}")
     return "\n".join(lines)

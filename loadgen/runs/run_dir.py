@@ -62,7 +62,7 @@ def default_run_dir(command: str, root: Path = DEFAULT_RUNS_ROOT) -> Path:
 @dataclass
 class RunDirectory:
     """A run being recorded. Use as a context manager: it finishes the run (``ended_at``, status,
-    totals) also when the run fails or is interrupted."""
+    totals) also when the run fails or is interrupted, unless the command finished it itself."""
 
     path: Path
     command: str
@@ -79,6 +79,7 @@ class RunDirectory:
             )
         self.path.mkdir(parents=True, exist_ok=True)
         self.started_at = _now_iso()
+        self.finished = False
         self.events = EventWriter(self.path / EVENTS)
         self._write(ended_at=None, status="running", totals={})
 
@@ -105,12 +106,13 @@ class RunDirectory:
     def finish(self, status: str, totals: dict[str, Any]) -> None:
         self.events.close()
         self._write(ended_at=_now_iso(), status=status, totals=totals)
+        self.finished = True
 
     def __enter__(self) -> RunDirectory:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
-        if exc_type is None:
+        if exc_type is None or self.finished:  # finished by the command, with its own totals
             return
         status = "interrupted" if exc_type is KeyboardInterrupt else "failed"
         self.finish(status, {"error": f"{exc_type.__name__}: {exc}"})

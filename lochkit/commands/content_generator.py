@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,14 @@ SUBCOMMANDS = (
     "create-missing-namespaces",
 )
 USAGE_ERROR = 2
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A run's seed and whether it was drawn (no --seed given) rather than given."""
+
+    value: int | None
+    drawn: bool
 
 
 def _default_author() -> str | None:
@@ -133,7 +142,8 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed",
         type=int,
         help="lochkit only: make the run reproducible (keys, contents, draws; on the in-process target "
-        "also commit times and content ids, hence commit ids).",
+        "also commit times and content ids, hence commit ids). Without it a seed is drawn for the "
+        "draws and recorded in run.json, so --seed SEED replays them.",
     )
 
 
@@ -289,24 +299,32 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     return execute(args.subcommand, args)
 
 
-def execute(subcommand: str, args: argparse.Namespace) -> int:
-    """Run one subcommand; user mistakes and unreachable targets become one line and an exit code."""
+def execute(subcommand: str, args: argparse.Namespace, command: str | None = None) -> int:
+    """Run one subcommand; user mistakes and unreachable targets become one line and an exit code,
+    starting with the command as the user typed it (``command``, e.g. ``lochkit generate``)."""
+    command = command or f"lochkit content-generator {subcommand}"
     from conformance.provisioning import ProvisioningFailed
     from lochkit.targets import TargetError
     from nessie_client import NessieUnreachable
     from persist_spi.errors import LochkitError
     from persist_spi.registry import UnknownBackend
+    from persist_spi.versionstore.errors import ReferenceConflictError
 
     try:
         return _execute(subcommand, args)
+    except ReferenceConflictError as e:
+        # Before ValueError: a Put the store refuses outright (InvalidOperation, e.g. a content type
+        # change) is both, and it is a failed commit, not a usage error.
+        print(f"{command}: {e}", file=sys.stderr)
+        return 1
     except (ValueError, UnknownBackend) as e:
-        print(f"lochkit content-generator {subcommand}: {e}", file=sys.stderr)
+        print(f"{command}: {e}", file=sys.stderr)
         return USAGE_ERROR
     except (LochkitError, NessieUnreachable, TargetError, ProvisioningFailed, OSError) as e:
-        print(f"lochkit content-generator {subcommand}: {e}", file=sys.stderr)
+        print(f"{command}: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"lochkit content-generator {subcommand}: interrupted", file=sys.stderr)
+        print(f"{command}: interrupted", file=sys.stderr)
         return 130
 
 
@@ -325,14 +343,18 @@ def _execute(subcommand: str, args: argparse.Namespace) -> int:
     from persist_spi.versionstore.sources import DEFAULT_SOURCES, seeded_sources
 
     out = _out(True)
+    check_usage(subcommand, args)
     if subcommand == "generate":
-        options = _generate_options(args)
+        from loadgen.contentgen.generate import draw_seed
+
+        options = _generate_options(args, drawn_seed=None if args.seed is not None else draw_seed())
         options.validate()
         sources = seeded_sources(args.seed) if args.seed is not None else DEFAULT_SOURCES
         with open_target(args, sources=sources) as target:
             if getattr(args, "inventory", False) and target.kind != "lochkit":
                 raise ValueError("--inventory needs a lochkit backend (--backend NAME), not a Nessie server")
-            return _recorded(subcommand, args, target, _generate_body(args, options))
+            seed = Seed(options.draws_seed, drawn=args.seed is None)
+            return _recorded(subcommand, args, target, _generate_body(args, options), seed)
     with open_target(args) as target:
         api = target.api
         if subcommand == "commits":
@@ -348,7 +370,25 @@ def _execute(subcommand: str, args: argparse.Namespace) -> int:
     return 0
 
 
-def _generate_options(args: argparse.Namespace) -> Any:
+def check_usage(subcommand: str, args: argparse.Namespace) -> None:
+    """ValueError for option combinations that cannot work, before any target is opened or run
+    directory made (a user's mistake leaves nothing behind)."""
+    if subcommand in ("content-refresh", "delete"):
+        if args.input is not None and args.format is None:
+            raise ValueError("--input needs --format CSV_KEYS or CONTENT_INFO_JSON")
+        if args.input is not None and (args.key or args.all):
+            raise ValueError("--input cannot be combined with --key or --all")
+        if args.input is not None and not args.input.is_file():
+            raise ValueError(f"--input {args.input}: no such file; give the path of a {args.format} file")
+        if args.recursive and not args.key:
+            raise ValueError("--recursive needs --key")
+        if args.batch < 1:
+            raise ValueError("--batch must be at least 1")
+    if subcommand == "copy" and args.num_copies < 1:
+        raise ValueError("--num-copies must be positive")
+
+
+def _generate_options(args: argparse.Namespace, drawn_seed: int | None) -> Any:
     from loadgen.contentgen.generate import GenerateOptions
 
     return GenerateOptions(
@@ -365,39 +405,47 @@ def _generate_options(args: argparse.Namespace) -> Any:
         author=args.author,
         message=args.message,
         seed=args.seed,
+        drawn_seed=drawn_seed,
     )
 
 
 def _generate_body(args: argparse.Namespace, options: Any) -> Any:
-    from loadgen.contentgen.generate import COMMIT, Generator
+    from loadgen.contentgen.generate import Generator
     from loadgen.contentgen.progress import Progress
 
-    def body(api: Any, recorder: Any) -> tuple[int, str]:
+    def body(api: Any, recorder: Any) -> int:
         progress = Progress(options.num_commits, "generate")
         lines = args.verbose or not progress.enabled  # on a terminal the bar replaces the step lines
         try:
-            code = Generator(api, options, recorder, _out(lines), _err, progress).run()
+            return Generator(api, options, recorder, _out(lines), _err, progress).run()
         finally:
             progress.close()
-        return code, COMMIT
 
     return body
 
 
 def _bulk_body(subcommand: str, args: argparse.Namespace) -> Any:
     from loadgen.contentgen import maintenance as m
+    from loadgen.contentgen.progress import Progress
     from persist_spi.versionstore.content import ContentKey
 
-    out = _out(True)
-
-    def body(api: Any, recorder: Any) -> tuple[int, str]:
-        if subcommand in ("content-refresh", "delete"):
-            if args.input is not None and args.format is None:
-                raise ValueError("--input needs --format CSV_KEYS or CONTENT_INFO_JSON")
-            if args.input is not None and (args.key or args.all):
-                raise ValueError("--input cannot be combined with --key or --all")
-            if args.recursive and not args.key:
-                raise ValueError("--recursive needs --key")
+    def body(api: Any, recorder: Any) -> int:
+        if subcommand == "create-missing-namespaces":  # one commit per branch: no bar
+            return m.create_missing_namespaces(
+                api, args.branch, args.author, args.verbose, recorder, _out(True), _err
+            )
+        # How many keys a delete or refresh will see is known only once it has listed them.
+        progress = (
+            Progress(args.num_copies, subcommand, unit="copies")
+            if subcommand == "copy"
+            else Progress(None, subcommand, unit="keys")
+        )
+        out = _out(args.verbose or not progress.enabled)  # on a terminal the bar replaces the lines
+        try:
+            if subcommand == "copy":
+                source = ContentKey(tuple(args.from_key))
+                m.copy(api, args.ref, args.num_copies, source, args.to, args.author, recorder, out, progress)
+                return 0
             selection = m.Selection(
                 all_branches=args.all,
                 ref=args.ref,
@@ -409,29 +457,21 @@ def _bulk_body(subcommand: str, args: argparse.Namespace) -> Any:
                 batch=args.batch,
             )
             action = m.refresh if subcommand == "content-refresh" else m.delete
-            action(api, selection, args.message, args.author, recorder, out)
-            return 0, m.COMMIT
-        if subcommand == "copy":
-            m.copy(
-                api,
-                args.ref,
-                args.num_copies,
-                ContentKey(tuple(args.from_key)),
-                args.to,
-                args.author,
-                recorder,
-                out,
-            )
-            return 0, m.COMMIT
-        return m.create_missing_namespaces(
-            api, args.branch, args.author, args.verbose, recorder, out, _err
-        ), m.COMMIT
+            action(api, selection, args.message, args.author, recorder, out, progress)
+            return 0
+        finally:
+            progress.close()
 
     return body
 
 
-def _recorded(subcommand: str, args: argparse.Namespace, target: Any, body: Any) -> int:
-    """Run a load-writing subcommand inside a run directory, then print the summary."""
+def _recorded(
+    subcommand: str, args: argparse.Namespace, target: Any, body: Any, seed: Seed | None = None
+) -> int:
+    """Run a load-writing subcommand inside a run directory, then print the summary: also when the
+    run fails or is interrupted, so what it did before is never lost (run.json's totals then carry
+    the error too); the exception then goes on to :func:`execute` for its one-line message."""
+    from loadgen.contentgen.generate import COMMIT
     from loadgen.contentgen.recording import Recorder
     from loadgen.contentgen.summary import render, totals
     from loadgen.runs import RunDirectory, default_run_dir
@@ -439,15 +479,40 @@ def _recorded(subcommand: str, args: argparse.Namespace, target: Any, body: Any)
 
     parameters = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "func"}
     path = args.out or default_run_dir(subcommand)
+
+    def summary(doc: dict[str, Any]) -> str:
+        return render(
+            doc,
+            target,
+            str(path),
+            COMMIT,
+            seed=seed.value if seed else None,
+            seed_drawn=bool(seed and seed.drawn),
+        )
+
     with RunDirectory(
-        path, subcommand, command_line(), target.facts(), parameters, getattr(args, "seed", None)
+        path,
+        subcommand,
+        command_line(),
+        target.facts(),
+        parameters,
+        seed.value if seed else None,
+        info={"seed_drawn": seed.drawn} if seed else {},
     ) as run_dir:
         recorder = Recorder(run_dir.events)
         started = time.perf_counter()
-        code, commit_action = body(target.api, recorder)
-        doc = totals(recorder, target, time.perf_counter() - started, commit_action)
+        try:
+            code = body(target.api, recorder)
+        except BaseException as e:
+            doc = totals(recorder, target, time.perf_counter() - started, COMMIT)
+            doc["error"] = f"{type(e).__name__}: {e}"
+            run_dir.finish("interrupted" if isinstance(e, KeyboardInterrupt) else "failed", doc)
+            if recorder.calls():  # a run that did nothing has nothing to sum up
+                print(summary(doc), file=sys.stderr)
+            raise
+        doc = totals(recorder, target, time.perf_counter() - started, COMMIT)
         run_dir.finish("ok" if code == 0 else "failed", doc)
-    print(render(doc, target, str(path), commit_action), file=sys.stderr)
+    print(summary(doc), file=sys.stderr)
     if getattr(args, "inventory", False):
         from reports.inventory import write_inventory
 
