@@ -56,6 +56,15 @@ def test_the_first_command_installs_what_the_conformance_run_on_rocksdb_needs_an
     assert extras == {backend_factory("rocksdb").extra, "conformance"}
 
 
+def test_the_prerequisites_table_names_every_server_lochkit_can_provide() -> None:
+    from conformance.provisioning import provisioners
+
+    table = _section("Prerequisites")
+    first_cells = re.findall(r"^\| ([^|]+) \|", table, re.M)
+    named = {name for cell in first_cells for name in re.findall(r"`([a-z]+)`", cell)}
+    assert named == set(provisioners())
+
+
 def _command_rows() -> list[tuple[str, str]]:
     table = _section("Commands")
     return re.findall(r"^\| `lochkit ([a-z-]+)([^`]*)` \|", table, re.M)
