@@ -492,7 +492,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         reason = str(report.longrepr[2])
     backend, area = info
     test_id = report.nodeid.split("::", 1)[-1]
-    config.stash[_REPORT_KEY].record(backend, area, outcome, test_id, reason)
+    blocked = bool(getattr(report, "lochkit_blocked", False))
+    config.stash[_REPORT_KEY].record(backend, area, outcome, test_id, reason, blocked=blocked)
 
 
 def _outcome(report: pytest.TestReport) -> str | None:
