@@ -65,6 +65,17 @@ def test_the_prerequisites_table_names_every_server_lochkit_can_provide() -> Non
     assert named == set(provisioners())
 
 
+def test_the_own_adapter_recipe_says_how_to_keep_out_the_plugins_lochkit_conformance_keeps_out() -> None:
+    from lochkit.commands.conformance import UNUSED_PLUGINS
+
+    recipe = _section("Running the suite against your own adapter")
+    addopts = re.search(r"^addopts = \"(.*)\"$", (ROOT / "pyproject.toml").read_text(), re.M)
+    assert addopts
+    for plugin in UNUSED_PLUGINS:
+        assert f"`pytest -p no:{plugin}`" in recipe
+        assert f"-p no:{plugin}" in addopts.group(1)
+
+
 #: The whole suite on a backend that cannot be obtained here.
 COCKROACHDB_SUITE = ("--pyargs", "conformance.all", "--backend", "cockroachdb")
 
