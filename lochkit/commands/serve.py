@@ -25,7 +25,8 @@ DEFAULT_PORT: Final = 19120
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from lochkit.targets import add_target_arguments
 
-    add_target_arguments(parser)
+    # No Nessie server options: serve opens a lochkit backend, and a Nessie server serves this API itself.
+    add_target_arguments(parser, nessie=False)
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
 
@@ -54,10 +55,10 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
 
 
 def _check(args: argparse.Namespace, nessie: str) -> str | None:
-    if args.nessie_uri or args.backend == nessie:
+    if args.backend == nessie:
         return (
             "serves a lochkit backend (--backend inmemory, rocksdb, postgres, ...); --backend nessie "
-            "and --uri name a Nessie server, which already serves this API"
+            "names a Nessie server, which already serves this API"
         )
     if not args.backend:
         return "name the backend to serve: --backend NAME (e.g. rocksdb; see 'lochkit backends')"
