@@ -109,6 +109,31 @@ def _add_nessie_arguments(group: argparse._ArgumentGroup, *, short_options: bool
     )
 
 
+def add_policy_argument(parser: argparse.ArgumentParser, *, over_rest: bool) -> None:
+    """``--policy``: the commit policy of the target's version store (default None: the target's,
+    see :func:`loadgen.targets.policy.default_policy`). ``over_rest``: the command can also target
+    a Nessie server, where only some policies apply."""
+    from persist_spi.versionstore.policies import POLICY_NAMES
+
+    where = (
+        "; against a Nessie server, the server's own retries, and only nessie and coordinated apply"
+        if over_rest
+        else ""
+    )
+    parser.add_argument(
+        "--policy",
+        choices=POLICY_NAMES,
+        help=f"commit policy (default: the version store's, nessie unless its config says otherwise{where})",
+    )
+
+
+def names_nessie_server(args: argparse.Namespace) -> bool:
+    """Whether the target options name a Nessie server rather than a lochkit backend (what
+    :func:`open_target` will open), so a command can refuse what does not apply before starting it."""
+    backend = getattr(args, "backend", None)
+    return bool(getattr(args, "nessie_uri", None)) or backend in (None, NESSIE)
+
+
 def _options(raw: list[str]) -> dict[str, str]:
     options: dict[str, str] = {}
     for chunk in raw:
