@@ -14,7 +14,14 @@ from pathlib import Path
 import pytest
 import requests
 
+from loadgen.targets import Target
 from lochkit.cli import build_parsers, main
+from nessie_client import NessieRestClient
+from persist_spi.versionstore.content import ContentKey, Namespace
+from persist_spi.versionstore.meta import CommitMeta
+from persist_spi.versionstore.operations import Put
+from persist_spi.versionstore.policies import POLICIES
+from persist_spi.versionstore.refs import branch
 
 CLI = str(Path(sys.executable).with_name("lochkit"))
 
@@ -79,7 +86,7 @@ def test_every_option_serve_offers_is_accepted(tmp_path: Path, monkeypatch: pyte
     the backend (serving itself is replaced: it would not return)."""
     served: list[object] = []
 
-    def opened(args: argparse.Namespace, target: object) -> int:
+    def opened(args: argparse.Namespace, target: object, policy: str) -> int:
         served.append(target)
         return 0
 
@@ -94,6 +101,24 @@ def test_every_option_serve_offers_is_accepted(tmp_path: Path, monkeypatch: pyte
             assert main(["serve", *argv]) == 0, argv
             tried += 1
     assert len(served) == tried > len(_serve_options())
+
+
+@pytest.mark.parametrize(("argv", "expected"), [([], "nessie"), (["--policy", "coordinated"], "coordinated")])
+def test_the_served_store_commits_under_the_policy_asked_for(
+    argv: list[str], expected: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    applied: list[tuple[str, object]] = []
+
+    def opened(args: argparse.Namespace, target: Target, policy: str) -> int:
+        applied.append((policy, target.api.policy))  # type: ignore[attr-defined]
+        return 0
+
+    monkeypatch.setattr("lochkit.commands.serve._serve", opened)
+    base = ["serve", "--backend", "rocksdb", "--url", str(tmp_path / "db"), "--port", str(_free_port())]
+    assert main([*base, *argv]) == 0
+    [(policy, store_policy)] = applied
+    assert policy == expected
+    assert isinstance(store_policy, POLICIES[expected])
 
 
 def test_a_port_in_use_is_named(capsys: pytest.CaptureFixture[str]) -> None:
@@ -112,8 +137,9 @@ def test_an_unknown_backend_is_a_usage_error(capsys: pytest.CaptureFixture[str])
 
 def test_serves_until_sigterm_and_stops_cleanly(tmp_path: Path) -> None:
     port = _free_port()
+    served = ["--backend", "rocksdb", "--url", str(tmp_path / "db"), "--port", str(port), "--policy", "group"]
     process = subprocess.Popen(
-        [CLI, "serve", "--backend", "rocksdb", "--url", str(tmp_path / "db"), "--port", str(port)],
+        [CLI, "serve", *served],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -129,9 +155,17 @@ def test_serves_until_sigterm_and_stops_cleanly(tmp_path: Path) -> None:
                 assert time.monotonic() < deadline, "lochkit serve did not answer within 60 s"
                 time.sleep(0.2)
         assert config["defaultBranch"] == "main"
+        # A client's commit lands through the group policy's one compare-and-swap.
+        with NessieRestClient(f"http://127.0.0.1:{port}/api/v2") as client:
+            main_branch = branch("main")
+            before = client.reference(main_branch).hash
+            namespace = Put(ContentKey.of("ns"), Namespace(elements=("ns",)))
+            client.commit(main_branch, before, CommitMeta("through serve"), [namespace])
+            assert client.reference(main_branch).hash != before
     finally:
         process.send_signal(signal.SIGTERM)
         output = process.communicate(timeout=30)[0]
     assert process.returncode == 0, output
     assert f"Nessie REST API v2 at http://127.0.0.1:{port}/api/v2" in output
+    assert ", commit policy group" in output
     assert "rocksdb" in output
