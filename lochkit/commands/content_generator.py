@@ -292,8 +292,10 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     return execute(args.subcommand, args)
 
 
-def execute(subcommand: str, args: argparse.Namespace) -> int:
-    """Run one subcommand; user mistakes and unreachable targets become one line and an exit code."""
+def execute(subcommand: str, args: argparse.Namespace, command: str | None = None) -> int:
+    """Run one subcommand; user mistakes and unreachable targets become one line and an exit code,
+    prefixed with ``command`` as the user typed it (default ``lochkit content-generator SUBCOMMAND``)."""
+    command = command or f"lochkit content-generator {subcommand}"
     from conformance.provisioning import ProvisioningFailed
     from lochkit.targets import TargetError
     from nessie_client import NessieUnreachable
@@ -303,13 +305,13 @@ def execute(subcommand: str, args: argparse.Namespace) -> int:
     try:
         return _execute(subcommand, args)
     except (ValueError, UnknownBackend) as e:
-        print(f"lochkit content-generator {subcommand}: {e}", file=sys.stderr)
+        print(f"{command}: {e}", file=sys.stderr)
         return USAGE_ERROR
     except (LochkitError, NessieUnreachable, TargetError, ProvisioningFailed, OSError) as e:
-        print(f"lochkit content-generator {subcommand}: {e}", file=sys.stderr)
+        print(f"{command}: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"lochkit content-generator {subcommand}: interrupted", file=sys.stderr)
+        print(f"{command}: interrupted", file=sys.stderr)
         return 130
 
 

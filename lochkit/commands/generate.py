@@ -24,4 +24,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from lochkit.commands.content_generator import execute
 
-    return execute("generate", args)
+    return execute("generate", args, command="lochkit generate")

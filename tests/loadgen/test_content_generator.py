@@ -288,9 +288,7 @@ def test_a_policy_a_nessie_server_cannot_apply_is_a_usage_error_before_it_is_rea
     # Nothing listens on port 1: reaching it would be exit code 1, not 2.
     assert main(["generate", "--uri", "http://127.0.0.1:1/api/v2", "--policy", policy]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(
-        f"lochkit content-generator generate: --policy {policy} does not apply to a Nessie server"
-    )
+    assert err.startswith(f"lochkit generate: --policy {policy} does not apply to a Nessie server")
     assert "Over REST use 'nessie'" in err
     assert len(err.splitlines()) == 1
 
@@ -303,6 +301,12 @@ def test_the_policies_a_nessie_server_can_apply_pass_on_to_the_server(
     for policy in ("nessie", "coordinated"):
         assert main(["generate", "--uri", "http://127.0.0.1:1/api/v2", "--policy", policy]) == 1
         assert "does not apply" not in capsys.readouterr().err
+
+
+def test_errors_name_the_command_as_it_was_typed(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in (["generate"], ["content-generator", "generate"]):
+        assert main([*command, "--backend", "inmemory", "--type", "NOPE"]) == 2
+        assert capsys.readouterr().err.startswith(f"lochkit {' '.join(command)}: ")
 
 
 def test_cli_usage_errors_exit_2_and_missing_refs_exit_1(
