@@ -40,8 +40,9 @@ from conformance.suite_targets import (
     NESSIE_DEVIATIONS,
     SERVE_DEVIATIONS,
     STORAGE_ONLY_REASON,
-    TARGET_CAPABILITIES,
     SuiteTarget,
+    missing_backend_capability,
+    missing_target_capability,
     parse_target,
     serve_name,
 )
@@ -336,12 +337,10 @@ def _lochkit_gate(request: pytest.FixtureRequest) -> None:
         request.config.stash[_FAILURES_KEY].skip_backend_wide(
             target.name, f"{target.name}: {STORAGE_ONLY_REASON}"
         )
-    target_caps = CAPABILITIES[target.transport]
     needed = [c for marker in node.iter_markers("lochkit_requires") for c in marker.args]
-    for capability in needed:
-        if capability in TARGET_CAPABILITIES and not getattr(target_caps, capability):
-            why = target_caps.reasons.get(capability, "")
-            pytest.skip(f"{target.name} does not declare capability '{capability}': {why}")
+    skip = missing_target_capability(target, needed)
+    if skip is not None:
+        pytest.skip(skip)
     deviations: dict[str, str] = {}
     if target.transport == NESSIE:
         deviations.update(NESSIE_DEVIATIONS)
@@ -351,11 +350,9 @@ def _lochkit_gate(request: pytest.FixtureRequest) -> None:
         request.config.stash[_TEST_INFO_KEY][node.nodeid] = (name, cls.area)
         backend: BackendUnderTest = request.getfixturevalue("lochkit_backend")
         caps = backend.capabilities
-        for capability in needed:
-            if capability not in TARGET_CAPABILITIES and not getattr(caps, capability):
-                because = caps.capability_reasons.get(capability)
-                detail = f": {because}" if because else ""
-                pytest.skip(f"{backend.name} does not declare capability '{capability}'{detail}")
+        skip = missing_backend_capability(backend.name, caps, needed)
+        if skip is not None:
+            pytest.skip(skip)
         deviations.update(caps.deviations)
         if target.transport == LOCHKIT_SERVE:
             deviations.update(SERVE_DEVIATIONS)
@@ -492,7 +489,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         reason = str(report.longrepr[2])
     backend, area = info
     test_id = report.nodeid.split("::", 1)[-1]
-    config.stash[_REPORT_KEY].record(backend, area, outcome, test_id, reason)
+    blocked = bool(getattr(report, "lochkit_blocked", False))
+    config.stash[_REPORT_KEY].record(backend, area, outcome, test_id, reason, blocked=blocked)
 
 
 def _outcome(report: pytest.TestReport) -> str | None:

@@ -29,10 +29,17 @@ class ConformanceReport:
         # backend -> area -> counts
         self.areas: dict[str, dict[str, AreaCounts]] = defaultdict(lambda: defaultdict(AreaCounts))
         self.provisioning: dict[str, dict[str, Any]] = {}
+        #: backend -> how many of its errors were "blocked" (failed at once, after the first,
+        #: for the same setup failure): counted apart only in the one-line summary, as pytest does.
+        self.blocked: dict[str, int] = defaultdict(int)
 
-    def record(self, backend: str, area: str, outcome: str, test_id: str, reason: str | None) -> None:
+    def record(
+        self, backend: str, area: str, outcome: str, test_id: str, reason: str | None, blocked: bool = False
+    ) -> None:
         entry = self.areas[backend][area]
         entry.counts[outcome] += 1
+        if blocked:
+            self.blocked[backend] += 1
         if reason and outcome in ("skipped", "xfailed", "xpassed"):
             entry.reasons[test_id] = (outcome, reason)
 
@@ -50,9 +57,7 @@ class ConformanceReport:
             info = self.provisioning.get(backend, {})
             if info.get("method") == "none":
                 # Not provisioned or refused: no test ran, so a table of zeros says nothing.
-                totals = self._totals(backend)
-                ran = ", ".join(f"{n} {_PLURAL.get(o, o) if n > 1 else o}" for o, n in totals.items() if n)
-                out.append(f"backend {backend} {info.get('description', '')} ({ran})")
+                out.append(f"backend {backend} {info.get('description', '')} ({self._counted(backend)})")
                 continue
             out.append(f"backend {backend}: {info.get('description', '')}".rstrip())
             out.append(f"  {'area':<28}" + "".join(f"{o:>9}" for o in OUTCOMES))
@@ -63,6 +68,15 @@ class ConformanceReport:
             out.append(f"  {'TOTAL':<28}" + "".join(f"{totals[o]:>9}" for o in OUTCOMES))
             out += self._reason_lines(backend)
         return out
+
+    def _counted(self, backend: str) -> str:
+        """Outcomes in pytest's own words (``1 error, 924 blocked``), so the two lines agree."""
+        counts = {o: n for o, n in self._totals(backend).items() if n}
+        blocked = self.blocked.get(backend, 0)
+        if blocked:
+            counts["error"] -= blocked
+            counts = {o: n for o, n in counts.items() if n} | {"blocked": blocked}
+        return ", ".join(f"{n} {_PLURAL.get(o, o) if n > 1 else o}" for o, n in counts.items())
 
     def _totals(self, backend: str) -> dict[str, int]:
         totals = dict.fromkeys(OUTCOMES, 0)

@@ -14,11 +14,14 @@ below; a target without it skips the test with the reason given here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from conformance.nessie_differences import suite_deviations
+
+if TYPE_CHECKING:
+    from persist_spi.adapter import Capabilities
 
 IN_PROCESS: Final = "in-process"
 LOCHKIT_SERVE: Final = "lochkit-serve"
@@ -113,6 +116,27 @@ STORAGE_ONLY_REASON: Final = (
     "this suite drives the storage layer (Persist) directly; over REST only the version-store suites run"
 )
 
+
+def missing_target_capability(target: SuiteTarget, needed: Iterable[str]) -> str | None:
+    """Why ``target`` skips a test that needs ``needed`` (``lochkit_requires`` arguments), if it does."""
+    caps = CAPABILITIES[target.transport]
+    for capability in needed:
+        if capability in TARGET_CAPABILITIES and not getattr(caps, capability):
+            why = caps.reasons.get(capability, "")
+            return f"{target.name} does not declare capability '{capability}': {why}"
+    return None
+
+
+def missing_backend_capability(backend: str, caps: Capabilities, needed: Iterable[str]) -> str | None:
+    """Why ``backend`` (declaring ``caps``) skips a test that needs ``needed``, if it does."""
+    for capability in needed:
+        if capability not in TARGET_CAPABILITIES and not getattr(caps, capability):
+            because = caps.capability_reasons.get(capability)
+            detail = f": {because}" if because else ""
+            return f"{backend} does not declare capability '{capability}'{detail}"
+    return None
+
+
 __all__ = [
     "CAPABILITIES",
     "IN_PROCESS",
@@ -125,6 +149,8 @@ __all__ = [
     "TARGET_CAPABILITIES",
     "SuiteTarget",
     "TargetCapabilities",
+    "missing_backend_capability",
+    "missing_target_capability",
     "parse_target",
     "serve_name",
 ]

@@ -22,6 +22,7 @@ from typing import Any
 
 import locust  # noqa: F401  (first: gevent's monkey-patching)
 from locust import events
+from locust import log as locust_log
 from locust.runners import MasterRunner, WorkerRunner
 
 from loadgen.scenarios import SCENARIOS
@@ -66,7 +67,26 @@ def _fail(message: str) -> None:
     raise SystemExit(2)
 
 
-def _open(environment: Any, **_: Any) -> None:
+def _web_ui_address_problem(host: str, port: int) -> str | None:
+    """Why the web UI could not listen on ``host:port`` (locust binds it later, in a greenlet
+    whose failure would otherwise leave an idle run that ends "ok"), or None."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gevent's listener
+            probe.bind((host, port))
+    except OSError as e:
+        shown = f"[{host}]" if ":" in host else host or "*"
+        return (
+            f"the web UI cannot listen on {shown}:{port} ({e.strerror}); is another locust or server "
+            "using it? Choose another with --web-port"
+        )
+    return None
+
+
+def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
     from conformance.provisioning import ProvisioningFailed
     from loadgen.runs import RunDirectory, default_run_dir
     from loadgen.targets.policy import apply_policy
@@ -79,6 +99,10 @@ def _open(environment: Any, **_: Any) -> None:
         return
     if opts.scenario is None:
         _fail("give --scenario NAME (" + ", ".join(sorted(SCENARIOS)) + ")")
+    if web_ui is not None:  # checked before a target is opened, so nothing is started for nothing
+        problem = _web_ui_address_problem(web_ui.host, web_ui.port)
+        if problem is not None:
+            _fail(problem)
     scenario = SCENARIOS[opts.scenario]
     module = importlib.import_module(scenario.module)
     try:
@@ -159,10 +183,15 @@ def _finish(environment: Any, **_: Any) -> None:
             "failures": sum(n for (_, outcome), n in run.outcomes.items() if outcome != "ok"),
         }
     errors = run.errors if _state["role"] != "master" else _non_conflict_errors(environment.stats)
-    _state["run_dir"].finish("ok" if errors == 0 else "failed", doc)
+    # A greenlet of locust's own that died (its web UI's server, say) is logged by locust, which
+    # would exit 2 for it; the exit code set here replaces locust's, so the run must fail too.
+    crashed = locust_log.unhandled_greenlet_exception
+    _state["run_dir"].finish("ok" if errors == 0 and not crashed else "failed", doc)
     print(f"Run: {_state['run_dir'].path}", file=sys.stderr)
+    if crashed:
+        print("lochkit scenario: locust failed (its error is logged above); the run failed", file=sys.stderr)
     # Conflicts are expected under contention (KO in Nessie's simulations); other errors fail the run.
-    environment.process_exit_code = 1 if errors else 0
+    environment.process_exit_code = 1 if errors or crashed else 0
     _resources.close()
 
 

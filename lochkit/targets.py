@@ -35,22 +35,36 @@ class TargetError(Exception):
     """The target could not be opened; the message says why and what to do."""
 
 
-def add_target_arguments(parser: argparse.ArgumentParser, *, short_options: bool = True) -> None:
+def add_target_arguments(
+    parser: argparse.ArgumentParser, *, short_options: bool = True, nessie: bool = True
+) -> None:
     """The target options. ``short_options=False`` leaves out ``-u`` and ``-o`` (locust's parser,
-    where ``-u`` is the number of users, takes only the long forms)."""
-    group = parser.add_argument_group(
-        "target",
-        "Where the load goes: lochkit's version store in-process over a backend (--backend), a "
-        "Nessie server lochkit starts (--backend nessie), or an existing Nessie server (--uri). "
-        "Without any, Nessie's default URI is used.",
+    where ``-u`` is the number of users, takes only the long forms). ``nessie=False`` leaves out
+    the Nessie server options (``--uri``, ``-o``, ``--nessie-client``), for a command that only
+    opens lochkit backends (``lochkit serve``): its help then offers only what it accepts."""
+    embedded = (
+        "rocksdb keeps its data in .lochkit/data/rocksdb between commands; inmemory lives for one "
+        "command only"
     )
-    group.add_argument(
-        "--backend",
-        metavar="NAME",
-        help="lochkit backend (inmemory, rocksdb, postgres, ...) or 'nessie' for a real Nessie server "
-        "started by lochkit. rocksdb keeps its data in .lochkit/data/rocksdb between commands; "
-        "inmemory lives for one command only",
-    )
+    if nessie:
+        group = parser.add_argument_group(
+            "target",
+            "Where the load goes: lochkit's version store in-process over a backend (--backend), a "
+            "Nessie server lochkit starts (--backend nessie), or an existing Nessie server (--uri). "
+            "Without any, Nessie's default URI is used.",
+        )
+        backend_help = (
+            "lochkit backend (inmemory, rocksdb, postgres, ...) or 'nessie' for a real Nessie server "
+            f"started by lochkit. {embedded}"
+        )
+    else:
+        group = parser.add_argument_group(
+            "backend", "lochkit's version store over a backend (--backend), in this process."
+        )
+        backend_help = (
+            f"lochkit backend (inmemory, rocksdb, postgres, ...; see 'lochkit backends'). {embedded}"
+        )
+    group.add_argument("--backend", metavar="NAME", help=backend_help)
     group.add_argument("--url", metavar="URL", help="address of the backend's database (or data directory)")
     group.add_argument(
         "--no-object-cache",
@@ -65,6 +79,11 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, short_options: bool
         choices=["auto", "external", "testcontainers", "local"],
         help="how to obtain a server when no --url is given (default: auto)",
     )
+    if nessie:
+        _add_nessie_arguments(group, short_options=short_options)
+
+
+def _add_nessie_arguments(group: argparse._ArgumentGroup, *, short_options: bool) -> None:
     group.add_argument(
         *(("-u",) if short_options else ()),
         "--uri",
@@ -95,6 +114,31 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, short_options: bool
         metavar="NAME",
         help="Nessie client to use; only HTTP (REST) is available (default: HTTP)",
     )
+
+
+def add_policy_argument(parser: argparse.ArgumentParser, *, over_rest: bool) -> None:
+    """``--policy``: the commit policy of the target's version store (default None: the target's,
+    see :func:`loadgen.targets.policy.default_policy`). ``over_rest``: the command can also target
+    a Nessie server, where only some policies apply."""
+    from persist_spi.versionstore.policies import POLICY_NAMES
+
+    where = (
+        "; against a Nessie server, the server's own retries, and only nessie and coordinated apply"
+        if over_rest
+        else ""
+    )
+    parser.add_argument(
+        "--policy",
+        choices=POLICY_NAMES,
+        help=f"commit policy (default: the version store's, nessie unless its config says otherwise{where})",
+    )
+
+
+def names_nessie_server(args: argparse.Namespace) -> bool:
+    """Whether the target options name a Nessie server rather than a lochkit backend (what
+    :func:`open_target` will open), so a command can refuse what does not apply before starting it."""
+    backend = getattr(args, "backend", None)
+    return bool(getattr(args, "nessie_uri", None)) or backend in (None, NESSIE)
 
 
 def _options(raw: list[str]) -> dict[str, str]:
@@ -138,15 +182,16 @@ def _open(args: argparse.Namespace, sources: StoreSources) -> Target:
         raise TargetError(f"--nessie-client {args.nessie_client}: only the HTTP (REST) client is available")
     options = _options(getattr(args, "nessie_options", []))
     backend = getattr(args, "backend", None)
-    if args.nessie_uri and backend not in (None, NESSIE):
+    nessie_uri = getattr(args, "nessie_uri", None)  # absent where add_target_arguments(nessie=False)
+    if nessie_uri and backend not in (None, NESSIE):
         raise TargetError(
             f"--uri names a Nessie server and --backend {backend} a lochkit backend: give one of them"
         )
     _check_nessie_store(getattr(args, "nessie_store", None), backend)
-    if args.nessie_uri or backend is None:
+    if nessie_uri or backend is None:
         from nessie_client import DEFAULT_URI
 
-        uri = args.nessie_uri or DEFAULT_URI
+        uri = nessie_uri or DEFAULT_URI
         target = nessie_target(uri, provisioning="external", options=options)
         target.connection = TargetConnection(NESSIE, NESSIE, uri, options)
         return target

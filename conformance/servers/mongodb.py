@@ -150,7 +150,7 @@ class MongoProvisioner(ServerProvisioner):
         binary = ferretdb_binary()
         if _reports_version(binary):
             return LocalServerStatus(backend, f"FerretDB {FERRETDB_VERSION} at {binary}")
-        return LocalServerStatus(backend, None, (requirements.go((1, 24)),))
+        return LocalServerStatus(backend, None, (requirements.go((1, 24), "FerretDB"),))
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
         return _provisioned(backend, start_ferretdb(workdir))

@@ -57,8 +57,9 @@ def maven() -> Requirement:
     return Requirement(what, _first_line(_output(["mvn", "-v"])) or "mvn", how)
 
 
-def go(minimum: tuple[int, int] = (1, 24)) -> Requirement:
-    what = f"Go {minimum[0]}.{minimum[1]} or newer (builds FerretDB from the Go module proxy)"
+def go(minimum: tuple[int, int], builds: str) -> Requirement:
+    """Go at least ``minimum`` (the ``go`` line of the built module's go.mod), to build ``builds``."""
+    what = f"Go {minimum[0]}.{minimum[1]} or newer (builds {builds} from the Go module proxy)"
     how = "install Go from https://go.dev/dl or your package manager"
     return _versioned("go", ["version"], r"go(\d+)\.(\d+)", minimum, what, how)
 

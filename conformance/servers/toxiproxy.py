@@ -13,19 +13,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance.provisioning import Provisioned, ServerProvisioner
+from conformance.provisioning import LocalServerStatus, Provisioned, ServerProvisioner
+from conformance.servers import requirements
 from conformance.servers.gobuild import binary_reports, build_go_binary
-from conformance.servers.process import LocalServer, cache_dir, free_port
+from conformance.servers.process import LocalServer, cache_path, free_port
 from conformance.servers.versions import LOCAL
 
 _PACKAGE: Final = LOCAL["toxiproxy"]  # github.com/Shopify/toxiproxy/v2/cmd/server@vX.Y.Z
 _MODULE: Final = _PACKAGE.split("/cmd/", 1)[0]
 VERSION: Final = _PACKAGE.rsplit("@", 1)[1]
 _START_TIMEOUT: Final = 30.0
+#: The ``go`` line of the pinned release's go.mod: the oldest Go that builds it.
+_GO_MINIMUM: Final = (1, 23)
 
 
 def toxiproxy_binary() -> Path:
-    return cache_dir("toxiproxy", VERSION) / "bin" / "toxiproxy-server"
+    # cache_path, not cache_dir: `servers list` asks for it and must not create directories.
+    return cache_path("toxiproxy", VERSION) / "bin" / "toxiproxy-server"
 
 
 def _reports_version(binary: Path) -> bool:
@@ -83,6 +87,12 @@ class ToxiproxyProvisioner(ServerProvisioner):
 
     def install(self, backend: str) -> str:
         return f"Toxiproxy {VERSION} at {install_toxiproxy()}"
+
+    def local_status(self, backend: str) -> LocalServerStatus:
+        binary = toxiproxy_binary()
+        if _reports_version(binary):
+            return LocalServerStatus(backend, f"Toxiproxy {VERSION} at {binary}")
+        return LocalServerStatus(backend, None, (requirements.go(_GO_MINIMUM, "Toxiproxy"),))
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
         proxy = start_toxiproxy(workdir)

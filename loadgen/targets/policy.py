@@ -67,6 +67,18 @@ def default_policy(target: Target) -> str:
     return "nessie"
 
 
+def rest_policy_problem(name: str | None) -> str | None:
+    """Why ``--policy name`` cannot be used against a Nessie server (None: it can; no name means
+    the server's own retries). A command can ask before it starts or reaches a server."""
+    if name is None or name in REST_POLICIES:
+        return None
+    return (
+        f"--policy {name} does not apply to a Nessie server: it changes lochkit's own retry loop "
+        f"or commit building, and the server retries commits itself. Over REST use "
+        + " or ".join(f"'{n}' ({why})" for n, why in REST_POLICIES.items())
+    )
+
+
 def apply_policy(target: Target, name: str | None) -> str:
     """Give ``target`` the commit policy ``name`` (None: its default, see :func:`default_policy`)
     and answer the name applied; ValueError when it does not apply there."""
@@ -77,12 +89,9 @@ def apply_policy(target: Target, name: str | None) -> str:
     if isinstance(target.api, VersionStore):
         target.api.policy = commit_policy(name)
         return name
-    if name not in REST_POLICIES:
-        raise ValueError(
-            f"--policy {name} does not apply to a Nessie server: it changes lochkit's own retry loop "
-            f"or commit building, and the server retries commits itself. Over REST use "
-            + " or ".join(f"'{n}' ({why})" for n, why in REST_POLICIES.items())
-        )
+    problem = rest_policy_problem(name)
+    if problem is not None:
+        raise ValueError(problem)
     if name == "coordinated":
         target.api = ClientCoordinated(target.api)
     return name

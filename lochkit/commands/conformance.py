@@ -19,7 +19,9 @@ DESCRIPTION = (
     "deliberately broken adapter of lochkit's catalogue instead, prints which tests catch which bug, "
     "and exits non-zero if one survives or a correct adapter fails."
 )
-#: Plugins of other tools that pytest would load for nothing (locust's patches the standard library).
+#: Plugins of other tools that pytest would load for nothing: locust's serves locust's pytest-style
+#: load tests (a --host/-H option, session/fastsession fixtures). Not blocked by the conformance
+#: plugin itself, which is active in every pytest run of an environment with lochkit, locust's too.
 UNUSED_PLUGINS = ("locust",)
 
 

@@ -76,9 +76,12 @@ def _run_output(parser: argparse.ArgumentParser) -> None:
 
 
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
+    from lochkit.targets import add_policy_argument
+
     _common(parser)
     _committing(parser)
     _run_output(parser)
+    add_policy_argument(parser, over_rest=True)
     parser.add_argument(
         "--inventory",
         action="store_true",
@@ -338,7 +341,8 @@ def _err(line: str) -> None:
 
 def _execute(subcommand: str, args: argparse.Namespace) -> int:
     from loadgen.contentgen import maintenance as m
-    from lochkit.targets import open_target
+    from loadgen.targets.policy import apply_policy, rest_policy_problem
+    from lochkit.targets import names_nessie_server, open_target
     from persist_spi.versionstore.content import ContentKey
     from persist_spi.versionstore.sources import DEFAULT_SOURCES, seeded_sources
 
@@ -349,10 +353,15 @@ def _execute(subcommand: str, args: argparse.Namespace) -> int:
 
         options = _generate_options(args, drawn_seed=None if args.seed is not None else draw_seed())
         options.validate()
+        # Refused before a Nessie server is started or reached, as apply_policy would refuse it after.
+        problem = rest_policy_problem(args.policy) if names_nessie_server(args) else None
+        if problem is not None:
+            raise ValueError(problem)
         sources = seeded_sources(args.seed) if args.seed is not None else DEFAULT_SOURCES
         with open_target(args, sources=sources) as target:
             if getattr(args, "inventory", False) and target.kind != "lochkit":
                 raise ValueError("--inventory needs a lochkit backend (--backend NAME), not a Nessie server")
+            args.policy = apply_policy(target, args.policy)  # the run directory records the one applied
             seed = Seed(options.draws_seed, drawn=args.seed is None)
             return _recorded(subcommand, args, target, _generate_body(args, options), seed)
     with open_target(args) as target:

@@ -23,15 +23,18 @@ DEFAULT_PORT: Final = 19120
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from lochkit.targets import add_target_arguments
+    from lochkit.targets import add_policy_argument, add_target_arguments
 
-    add_target_arguments(parser)
+    # No Nessie server options: serve opens a lochkit backend, and a Nessie server serves this API itself.
+    add_target_arguments(parser, nessie=False)
+    add_policy_argument(parser, over_rest=False)
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from conformance.provisioning import ProvisioningFailed
+    from loadgen.targets.policy import apply_policy
     from lochkit.targets import NESSIE, TargetError, open_target
     from persist_spi.errors import LochkitError
     from persist_spi.registry import UnknownBackend
@@ -42,7 +45,8 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         return 2
     try:
         with open_target(args) as target:
-            return _serve(args, target)
+            # The policy of the one store every client's commits go through.
+            return _serve(args, target, apply_policy(target, args.policy))
     except (ValueError, UnknownBackend) as e:
         print(f"lochkit serve: {e}", file=sys.stderr)
         return 2
@@ -54,10 +58,10 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
 
 
 def _check(args: argparse.Namespace, nessie: str) -> str | None:
-    if args.nessie_uri or args.backend == nessie:
+    if args.backend == nessie:
         return (
             "serves a lochkit backend (--backend inmemory, rocksdb, postgres, ...); --backend nessie "
-            "and --uri name a Nessie server, which already serves this API"
+            "names a Nessie server, which already serves this API"
         )
     if not args.backend:
         return "name the backend to serve: --backend NAME (e.g. rocksdb; see 'lochkit backends')"
@@ -75,7 +79,7 @@ def _check(args: argparse.Namespace, nessie: str) -> str | None:
     return None
 
 
-def _serve(args: argparse.Namespace, target: object) -> int:
+def _serve(args: argparse.Namespace, target: object, policy: str) -> int:
     from loadgen.targets import Target
     from rest_server import create_app, serve_forever
 
@@ -84,7 +88,7 @@ def _serve(args: argparse.Namespace, target: object) -> int:
     app = create_app(lambda: api)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"lochkit serve: Nessie REST API v2 at http://{host}:{args.port}/api/v2")
-    print(f"  over {target.describe()}")
+    print(f"  over {target.describe()}, commit policy {policy}")
     for note in target.notes:
         print(f"  {note}")
     if not _is_loopback(args.host):

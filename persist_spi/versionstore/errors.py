@@ -18,7 +18,8 @@ class ConflictType(enum.Enum):
 
     UNKNOWN = "{key}"
     #: A key a failed merge or transplant touched without a conflict of its own (Nessie lists
-    #: every key of a raised merge conflict; the others carry this type and the message "UNKNOWN").
+    #: every key of a raised merge or transplant conflict; the others carry this type and the message
+    #: "UNKNOWN"; tests/nessie pins both against a real server).
     KEY_CONFLICT = "UNKNOWN"
     KEY_EXISTS = "key '{key}' already exists"
     KEY_DOES_NOT_EXIST = "key '{key}' does not exist"

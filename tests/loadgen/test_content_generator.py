@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -21,6 +22,7 @@ from persist_spi.cache import CachingPersist
 from persist_spi.versionstore.content import ContentKey, IcebergTable, Namespace
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Delete, Put
+from persist_spi.versionstore.policies.group import GroupPolicy
 from persist_spi.versionstore.refs import RefKind, branch
 from persist_spi.versionstore.store import VersionStore
 
@@ -256,6 +258,55 @@ def test_cli_generate_then_commits_on_rocksdb_leaves_a_run_directory(
     capsys.readouterr()
     assert main(["content-generator", "commits", "--backend", "rocksdb", "-L", "3"]) == 0
     assert capsys.readouterr().out.count("Commit #") == 3
+
+
+def test_generate_commits_under_the_policy_it_is_given_and_records_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    landed: list[object] = []
+    real_commit = GroupPolicy.commit
+
+    def counted(self: GroupPolicy, store: Any, request: Any) -> Any:
+        landed.append(request)
+        return real_commit(self, store, request)
+
+    monkeypatch.setattr(GroupPolicy, "commit", counted)
+    out = tmp_path / "run"
+    argv = ["generate", "--backend", "inmemory", "-n", "3", "--policy", "group", "--out", str(out)]
+    assert main(argv) == 0
+    assert len(landed) == 3
+    assert json.loads((out / "run.json").read_text())["parameters"]["policy"] == "group"
+    # Without --policy, the store's default is applied and recorded by name.
+    assert main(["generate", "--backend", "inmemory", "-n", "1", "--out", str(tmp_path / "default")]) == 0
+    assert json.loads((tmp_path / "default" / "run.json").read_text())["parameters"]["policy"] == "nessie"
+
+
+@pytest.mark.parametrize("policy", ["immediate", "fair", "group"])
+def test_a_policy_a_nessie_server_cannot_apply_is_a_usage_error_before_it_is_reached(
+    policy: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Nothing listens on port 1: reaching it would be exit code 1, not 2.
+    assert main(["generate", "--uri", "http://127.0.0.1:1/api/v2", "--policy", policy]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"lochkit generate: --policy {policy} does not apply to a Nessie server")
+    assert "Over REST use 'nessie'" in err
+    assert len(err.splitlines()) == 1
+
+
+def test_the_policies_a_nessie_server_can_apply_pass_on_to_the_server(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # As for lochkit experiment: nessie and coordinated (one commit per branch at a time from this
+    # client) apply over REST, so the run goes on and meets the unreachable server.
+    for policy in ("nessie", "coordinated"):
+        assert main(["generate", "--uri", "http://127.0.0.1:1/api/v2", "--policy", policy]) == 1
+        assert "does not apply" not in capsys.readouterr().err
+
+
+def test_errors_name_the_command_as_it_was_typed(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in (["generate"], ["content-generator", "generate"]):
+        assert main([*command, "--backend", "inmemory", "--type", "NOPE"]) == 2
+        assert capsys.readouterr().err.startswith(f"lochkit {' '.join(command)}: ")
 
 
 def test_cli_usage_errors_exit_2_and_missing_refs_exit_1(

@@ -302,6 +302,40 @@ def test_a_raised_merge_conflict_lists_every_key(side: Side) -> None:
     ]
 
 
+def test_a_raised_transplant_conflict_lists_every_key(side: Side) -> None:
+    """Matched, as for merges: transplanting the source's commit raises a reference conflict whose
+    conflicts are the conflicting key with its conflict and every other key the transplant
+    resolved as KEY_CONFLICT "UNKNOWN" (Nessie's error body, asked for without
+    isReturnConflictAsResult)."""
+    feature = conflicting_merge(side)
+    source = side.head(feature)
+    if side.name == "lochkit":
+        error = outcome(lambda: side.api.transplant(side.main, None, [source]))
+        assert isinstance(error, MergeConflictError)
+        message = str(error)
+        conflicts = sorted((c.conflict_type.name, str(c.key), c.message) for c in error.conflicts)
+    else:
+        assert side.raw_url is not None
+        answer = requests.post(
+            f"{side.raw_url}/trees/{side.main.name}@{side.head()}/history/transplant",
+            json={"fromRefName": feature.name, "hashesToTransplant": [str(source)]},
+            headers={"Nessie-Client-Spec": "2"},
+            timeout=60,
+        )
+        assert answer.status_code == 409, answer.text
+        body = answer.json()
+        message = body["message"]
+        conflicts = sorted(
+            (c["conflictType"], ".".join(c["key"]["elements"]), c["message"])
+            for c in body["errorDetails"]["conflicts"]
+        )
+    assert message == "The following keys have been changed in conflict: 't1'"
+    assert conflicts == [
+        ("KEY_CONFLICT", "t5", "UNKNOWN"),
+        ("VALUE_DIFFERS", "t1", "values of existing and expected content for key 't1' are different"),
+    ]
+
+
 # --- Found 7: messages --------------------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@ answers Nessie's config, and SIGTERM stops it cleanly."""
 
 from __future__ import annotations
 
+import argparse
 import signal
 import socket
 import subprocess
@@ -13,7 +14,14 @@ from pathlib import Path
 import pytest
 import requests
 
-from lochkit.cli import main
+from loadgen.targets import Target
+from lochkit.cli import build_parsers, main
+from nessie_client import NessieRestClient
+from persist_spi.versionstore.content import ContentKey, Namespace
+from persist_spi.versionstore.meta import CommitMeta
+from persist_spi.versionstore.operations import Put
+from persist_spi.versionstore.policies import POLICIES
+from persist_spi.versionstore.refs import branch
 
 CLI = str(Path(sys.executable).with_name("lochkit"))
 
@@ -28,8 +36,7 @@ def _free_port() -> int:
     ("argv", "message"),
     [
         ([], "name the backend to serve: --backend NAME"),
-        (["--backend", "nessie"], "--backend nessie and --uri name a Nessie server"),
-        (["--uri", "http://127.0.0.1:19120/api/v2"], "--backend nessie and --uri name a Nessie server"),
+        (["--backend", "nessie"], "--backend nessie names a Nessie server"),
         (["--backend", "inmemory", "--port", "0"], "--port 0 is not a TCP port"),
     ],
 )
@@ -38,6 +45,80 @@ def test_usage_errors_are_exit_code_2_with_the_fix(
 ) -> None:
     assert main(["serve", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("nessie_option", [["--uri", "http://127.0.0.1:19120/api/v2"], ["-o", "k=v"]])
+def test_nessie_server_options_are_not_offered(
+    nessie_option: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--backend", "inmemory", *nessie_option])
+    assert exited.value.code == 2
+    assert f"unrecognized arguments: {' '.join(nessie_option)}" in capsys.readouterr().err
+
+
+def _serve_options() -> list[argparse.Action]:
+    """The options ``lochkit serve --help`` lists."""
+    parser = build_parsers()[1]["serve"]
+    return [
+        a for a in parser._actions if a.option_strings and a.help != argparse.SUPPRESS and a.dest != "help"
+    ]
+
+
+def _values_to_try(action: argparse.Action, tmp_path: Path) -> list[list[str]]:
+    """Arguments that use ``action``: each of its choices, or a sample value a user would give."""
+    if action.nargs == 0:
+        return [[]]
+    if action.choices:
+        return [[str(choice)] for choice in action.choices]
+    samples = {
+        "backend": ["inmemory", "rocksdb"],
+        "url": [str(tmp_path / "db")],
+        "host": ["127.0.0.1", "localhost"],
+        "port": [str(_free_port())],
+    }
+    assert action.dest in samples, f"no sample value for {action.option_strings}: add one here"
+    return [[value] for value in samples[action.dest]]
+
+
+def test_every_option_serve_offers_is_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every option in ``serve --help``, with each of its choices, passes serve's checks and opens
+    the backend (serving itself is replaced: it would not return)."""
+    served: list[object] = []
+
+    def opened(args: argparse.Namespace, target: object, policy: str) -> int:
+        served.append(target)
+        return 0
+
+    monkeypatch.setattr("lochkit.commands.serve._serve", opened)
+    monkeypatch.chdir(tmp_path)  # rocksdb without --url keeps its data under .lochkit here
+    base = {"--backend": ["rocksdb"], "--url": [str(tmp_path / "base")], "--port": [str(_free_port())]}
+    tried = 0
+    for action in _serve_options():
+        option = action.option_strings[-1]
+        for values in _values_to_try(action, tmp_path):
+            argv = [word for name, value in {**base, option: values}.items() for word in (name, *value)]
+            assert main(["serve", *argv]) == 0, argv
+            tried += 1
+    assert len(served) == tried > len(_serve_options())
+
+
+@pytest.mark.parametrize(("argv", "expected"), [([], "nessie"), (["--policy", "coordinated"], "coordinated")])
+def test_the_served_store_commits_under_the_policy_asked_for(
+    argv: list[str], expected: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    applied: list[tuple[str, object]] = []
+
+    def opened(args: argparse.Namespace, target: Target, policy: str) -> int:
+        applied.append((policy, target.api.policy))  # type: ignore[attr-defined]
+        return 0
+
+    monkeypatch.setattr("lochkit.commands.serve._serve", opened)
+    base = ["serve", "--backend", "rocksdb", "--url", str(tmp_path / "db"), "--port", str(_free_port())]
+    assert main([*base, *argv]) == 0
+    [(policy, store_policy)] = applied
+    assert policy == expected
+    assert isinstance(store_policy, POLICIES[expected])
 
 
 def test_a_port_in_use_is_named(capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,8 +137,9 @@ def test_an_unknown_backend_is_a_usage_error(capsys: pytest.CaptureFixture[str])
 
 def test_serves_until_sigterm_and_stops_cleanly(tmp_path: Path) -> None:
     port = _free_port()
+    served = ["--backend", "rocksdb", "--url", str(tmp_path / "db"), "--port", str(port), "--policy", "group"]
     process = subprocess.Popen(
-        [CLI, "serve", "--backend", "rocksdb", "--url", str(tmp_path / "db"), "--port", str(port)],
+        [CLI, "serve", *served],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -73,9 +155,17 @@ def test_serves_until_sigterm_and_stops_cleanly(tmp_path: Path) -> None:
                 assert time.monotonic() < deadline, "lochkit serve did not answer within 60 s"
                 time.sleep(0.2)
         assert config["defaultBranch"] == "main"
+        # A client's commit lands through the group policy's one compare-and-swap.
+        with NessieRestClient(f"http://127.0.0.1:{port}/api/v2") as client:
+            main_branch = branch("main")
+            before = client.reference(main_branch).hash
+            namespace = Put(ContentKey.of("ns"), Namespace(elements=("ns",)))
+            client.commit(main_branch, before, CommitMeta("through serve"), [namespace])
+            assert client.reference(main_branch).hash != before
     finally:
         process.send_signal(signal.SIGTERM)
         output = process.communicate(timeout=30)[0]
     assert process.returncode == 0, output
     assert f"Nessie REST API v2 at http://127.0.0.1:{port}/api/v2" in output
+    assert ", commit policy group" in output
     assert "rocksdb" in output

@@ -176,7 +176,15 @@ def test_servers_list_says_per_server_what_is_installed_and_what_it_needs() -> N
     assert done.returncode == 0
     firsts = {line.split()[0]: line for line in done.stdout.splitlines() if not line.startswith(" ")}
     assert set(firsts) == set(provisioners())
-    for name in ("postgres", "cassandra", "dynamodb", "mongodb"):
+    for name in ("postgres", "cassandra", "dynamodb", "mongodb", "toxiproxy"):
         assert re.match(rf"{name} +(installed: \S|not installed)", firsts[name]), firsts[name]
     assert "cannot run locally: CockroachDB cannot be installed" in firsts["cockroachdb"]
     assert re.search(r"^ +needs Java 17 or newer \(a JDK\) \((found: .+|MISSING: .+)\)$", done.stdout, re.M)
+    # Toxiproxy is built like FerretDB: its version once built, else the Go it needs.
+    assert re.search(
+        r"^toxiproxy +(installed: Toxiproxy v\d+\.\d+\.\d+ at \S+"
+        r"|not installed\n +needs Go 1\.23 or newer \(builds Toxiproxy from the Go module proxy\) "
+        r"\((found: .+|MISSING: .+)\))$",
+        done.stdout,
+        re.M,
+    ), done.stdout

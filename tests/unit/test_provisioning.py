@@ -123,3 +123,25 @@ def test_redact_hides_only_the_password() -> None:
     assert redact("postgresql://u:secret@h:5432/d?x=1") == "postgresql://u:***@h:5432/d?x=1"
     assert redact("cassandra://h:9042/ks") == "cassandra://h:9042/ks"
     assert redact("http://[::1") == "<unparseable url>"
+
+
+def test_toxiproxy_status_is_its_version_once_built_else_the_go_that_builds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.servers import toxiproxy
+
+    monkeypatch.setenv("LOCHKIT_CACHE", str(tmp_path))
+    before = toxiproxy.PROVISIONER.local_status("toxiproxy")
+    assert before.installed is None
+    assert [need.what for need in before.needs] == [
+        "Go 1.23 or newer (builds Toxiproxy from the Go module proxy)"
+    ]
+    assert not any(tmp_path.iterdir())  # asking created nothing in the cache
+
+    binary = toxiproxy.toxiproxy_binary()
+    binary.parent.mkdir(parents=True)
+    binary.write_text(f"#!/bin/sh\necho 'toxiproxy-server version {toxiproxy.VERSION.lstrip('v')}'\n")
+    binary.chmod(0o755)
+    after = toxiproxy.PROVISIONER.local_status("toxiproxy")
+    assert after.installed == f"Toxiproxy {toxiproxy.VERSION} at {binary}"
+    assert after.needs == ()

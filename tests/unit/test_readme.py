@@ -56,6 +56,52 @@ def test_the_first_command_installs_what_the_conformance_run_on_rocksdb_needs_an
     assert extras == {backend_factory("rocksdb").extra, "conformance"}
 
 
+def test_the_prerequisites_table_names_every_server_lochkit_can_provide() -> None:
+    from conformance.provisioning import provisioners
+
+    table = _section("Prerequisites")
+    first_cells = re.findall(r"^\| ([^|]+) \|", table, re.M)
+    named = {name for cell in first_cells for name in re.findall(r"`([a-z]+)`", cell)}
+    assert named == set(provisioners())
+
+
+def test_the_own_adapter_recipe_says_how_to_keep_out_the_plugins_lochkit_conformance_keeps_out() -> None:
+    from lochkit.commands.conformance import UNUSED_PLUGINS
+
+    recipe = _section("Running the suite against your own adapter")
+    addopts = re.search(r"^addopts = \"(.*)\"$", (ROOT / "pyproject.toml").read_text(), re.M)
+    assert addopts
+    for plugin in UNUSED_PLUGINS:
+        assert f"`pytest -p no:{plugin}`" in recipe
+        assert f"-p no:{plugin}" in addopts.group(1)
+
+
+#: The whole suite on a backend that cannot be obtained here.
+COCKROACHDB_SUITE = ("--pyargs", "conformance.all", "--backend", "cockroachdb")
+
+
+def test_the_counts_of_an_unusable_backend_are_the_suites_current_size() -> None:
+    # Collecting a backend that cannot be provisioned here asks no server for anything.
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--co", "-q", *COCKROACHDB_SUITE],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    collected = int(re.search(r"^(\d+) tests? collected", done.stdout, re.M).group(1))  # type: ignore[union-attr]
+    # Under `--backend all` only the tests run once per backend are that backend's.
+    tests = [line for line in done.stdout.splitlines() if "::" in line]
+    assert len(tests) == collected
+    per_backend = sum(1 for line in tests if "cockroachdb" in line)
+    section = " ".join(_section("The conformance plugin").split())  # wherever the lines wrap
+    assert f"`1 error, {collected - 1} blocked`" in section
+    assert f"`its {collected} tests failed without running`" in section
+    assert f"`SKIPPED [{per_backend}] backend cockroachdb: ...`" in section
+    assert f"It is {per_backend}, not {collected}:" in section
+
+
 def _command_rows() -> list[tuple[str, str]]:
     table = _section("Commands")
     return re.findall(r"^\| `lochkit ([a-z-]+)([^`]*)` \|", table, re.M)

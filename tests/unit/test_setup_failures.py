@@ -4,6 +4,8 @@ lines say what went wrong and how to fix it. No traceback grows from test to tes
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -86,6 +88,27 @@ def test_a_named_backend_that_cannot_be_provisioned_fails_once_in_full_then_bloc
     tail = "\n".join(result.outlines[-6:])
     assert f"cockroachdb is not available here, so its {TESTS} tests failed without running" in tail
     assert "--backend-url 'cockroachdb=postgresql://root@HOST:26257/defaultdb?sslmode=disable'" in tail
+    # The conformance summary counts them as pytest's last line does.
+    header = next(line for line in result.outlines if line.startswith("backend cockroachdb"))
+    assert header.endswith(f"(1 error, {TESTS - 1} blocked)"), header
+
+
+def test_a_named_backend_whose_server_refuses_the_connection_is_summarised_with_the_cause(
+    pytester: pytest.Pytester,
+) -> None:
+    # Port 1 on loopback: nothing listens there, so connecting is refused at once.
+    url = "postgresql://nobody:planted-secret@127.0.0.1:1/x"
+    result = _run(pytester, "--backend", "postgres", "--backend-url", f"postgres={url}")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert result.parseoutcomes() == {"errors": 1, "blocked": TESTS - 1}
+    headers = [line for line in result.outlines if line.startswith("backend postgres")]
+    assert len(headers) == 1, headers
+    assert re.fullmatch(
+        r"backend postgres could not be set up: postgres at postgresql://nobody@127\.0\.0\.1:1/x: "
+        rf"cannot reach the server .*[Cc]onnection refused.* \(1 error, {TESTS - 1} blocked\)",
+        headers[0],
+    ), headers[0]
+    assert "planted-secret" not in result.stdout.str()
 
 
 def test_provisioning_external_without_an_address_fails_with_how_to_give_one(
