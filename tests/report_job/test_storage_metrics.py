@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from report_job.test_inventory import SMALL_INDEX, make_repository
+from tests.report_job.test_inventory import SMALL_INDEX, make_repository
 from reports import storage_metrics as sm
 from reports.inputs import HadoopFs, discover
 from reports.inventory import write_inventory
