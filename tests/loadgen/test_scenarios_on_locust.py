@@ -1,0 +1,126 @@
+"""``lochkit scenario`` end to end on locust: distributed (a master and a worker), against rocksdb in
+a temporary directory, so each test can count the commits that landed.
+
+Locust runs in subprocesses: importing it would monkey-patch this test process for gevent. Each test
+picks free ports and runs for a few seconds."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from lochkit.targets import open_target
+from persist_spi.versionstore.refs import branch
+
+ROOT = Path(__file__).resolve().parents[2]
+#: How long a locust process may take to start, run and finish before the test gives up on it.
+PROCESS_TIMEOUT_S = 60
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def _scenario(args: Sequence[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``lochkit scenario ARGS`` with this checkout's code, in the test's directory (where nothing
+    else is written than what the arguments say); killed if the test leaves it running."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "lochkit", "scenario", *args],
+            cwd=log.parent,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def _exit_code(process: subprocess.Popen[bytes], log: Path) -> int:
+    try:
+        return process.wait(PROCESS_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"still running after {PROCESS_TIMEOUT_S} s:\n{_tail(log)}") from None
+
+
+def _tail(log: Path) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-30:])
+
+
+def _run_json(run_dir: Path) -> dict[str, Any]:
+    return dict(json.loads((run_dir / "run.json").read_text()))
+
+
+def _commit_events(run_dir: Path) -> list[dict[str, Any]]:
+    rows = pq.read_table(run_dir / "events.parquet").to_pylist()
+    return [r for r in rows if r["action"] == "Commit"]
+
+
+def _commits_on(data: Path, name: str) -> int:
+    """Commits in the history of branch ``name`` of the RocksDB store in ``data`` (opened here, once
+    the locust processes are gone: one process at a time)."""
+    args = argparse.Namespace(
+        backend="rocksdb",
+        url=str(data),
+        provision="auto",
+        nessie_uri=None,
+        nessie_options=[],
+        nessie_client="HTTP",
+    )
+    with open_target(args) as target:
+        return sum(1 for _ in target.api.get_commits(branch(name)))
+
+
+def test_a_master_reports_exactly_what_its_worker_committed_to_a_store_of_its_own(tmp_path: Path) -> None:
+    """rocksdb can be opened by one process only: the master opens none, the worker loads the store
+    (same --url on one machine), and the master's totals are the worker's."""
+    port, data, out = _free_port(), tmp_path / "rocksdb", tmp_path / "run"
+    common = ["commit-to-branch", "--backend", "rocksdb", "--url", str(data), "--out", str(out)]
+    master_args = [
+        *common,
+        *("--master", "--expect-workers", "1", "--master-bind-host", "127.0.0.1"),
+        *("--master-bind-port", str(port), "-u", "2", "-t", "4s"),
+        *("--sim-mode", "SINGLE_BRANCH_RANDOM_TABLE", "--sim-commits", "0", "--sim-branch", "load"),
+    ]
+    worker_args = [*common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)]
+    master_log, worker_log = tmp_path / "master.log", tmp_path / "worker.log"
+    with _scenario(master_args, master_log) as master, _scenario(worker_args, worker_log) as worker:
+        assert _exit_code(worker, worker_log) == 0, _tail(worker_log)
+        assert _exit_code(master, master_log) == 0, _tail(master_log)
+
+    master_run = _run_json(out)
+    [worker_dir] = out.glob("worker-*")
+    worker_run = _run_json(worker_dir)
+    assert (master_run["status"], worker_run["status"]) == ("ok", "ok")
+    assert master_run["parameters"]["locust_role"] == "master"
+    assert worker_run["parameters"]["locust_role"] == "worker"
+    assert "the master opened none" in master_run["target"]["notes"][0]
+    totals = master_run["totals"]
+    assert totals["commits"] > 0
+    assert totals["errors"] == 0
+    for figure in ("commits", "conflicts", "errors", "calls"):
+        assert totals[figure] == worker_run["totals"][figure], figure
+    # What the worker recorded, and what landed in its store, are the master's figures too.
+    commits = _commit_events(worker_dir)
+    assert sum(e["outcome"] == "ok" for e in commits) == totals["commits"]
+    assert sum(e["outcome"] == "conflict" for e in commits) == totals["conflicts"]
+    assert _commits_on(data, "load") == totals["commits"]
