@@ -1,5 +1,5 @@
-"""``lochkit scenario`` end to end on locust: distributed (a master and a worker), against rocksdb in
-a temporary directory, so each test can count the commits that landed.
+"""``lochkit scenario`` end to end on locust: distributed (a master and a worker) and with the web UI,
+against rocksdb in a temporary directory, so each test can count the commits that landed.
 
 Locust runs in subprocesses: importing it would monkey-patch this test process for gevent. Each test
 picks free ports and runs for a few seconds."""
@@ -9,9 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -124,3 +128,57 @@ def test_a_master_reports_exactly_what_its_worker_committed_to_a_store_of_its_ow
     assert sum(e["outcome"] == "ok" for e in commits) == totals["commits"]
     assert sum(e["outcome"] == "conflict" for e in commits) == totals["conflicts"]
     assert _commits_on(data, "load") == totals["commits"]
+
+
+def _get_json(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return dict(json.loads(response.read()))
+
+
+def _wait_for(what: str, check: Any, log: Path, timeout_s: float = 30) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            found = check()
+        except OSError:  # not listening yet
+            found = None
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} after {timeout_s} s:\n{_tail(log)}")
+        time.sleep(0.25)
+
+
+def test_the_web_ui_swarms_with_the_sim_options_it_was_given_and_sigterm_finishes_the_run(
+    tmp_path: Path,
+) -> None:
+    port, data, out, log = _free_port(), tmp_path / "rocksdb", tmp_path / "run", tmp_path / "web.log"
+    ui = f"http://127.0.0.1:{port}"
+    args = [
+        *("commit-to-branch", "--backend", "rocksdb", "--url", str(data), "--out", str(out)),
+        *("--web", "--web-host", "127.0.0.1", "--web-port", str(port)),
+        *("--sim-mode", "SINGLE_BRANCH_TABLE_PER_USER", "--sim-branch", "ui"),
+    ]
+    with _scenario(args, log) as locust:
+        _wait_for("web UI", lambda: _get_json(f"{ui}/stats/requests"), log)
+        # --sim-commits is 100 on the command line; the UI's custom parameter makes it 5 per user.
+        form = urllib.parse.urlencode({"user_count": 2, "spawn_rate": 2, "sim_commits": 5}).encode()
+        with urllib.request.urlopen(f"{ui}/swarm", data=form, timeout=5) as response:
+            assert json.loads(response.read())["success"] is True
+
+        def stopped_after_their_commits() -> dict[str, Any] | None:
+            stats = _get_json(f"{ui}/stats/requests")
+            return stats if stats["state"] == "stopped" else None  # users that ran their count stop
+
+        stats = _wait_for("stopped test", stopped_after_their_commits, log)
+        [commit] = [s for s in stats["stats"] if s["name"] == "Commit"]
+        assert (commit["num_requests"], commit["num_failures"]) == (10, 0)
+        locust.send_signal(signal.SIGTERM)
+        assert _exit_code(locust, log) == 0, _tail(log)
+
+    run = _run_json(out)
+    assert run["status"] == "ok"
+    assert run["parameters"]["locust_role"] == "local"
+    assert (run["totals"]["commits"], run["totals"]["conflicts"], run["totals"]["errors"]) == (10, 0, 0)
+    assert [e["outcome"] for e in _commit_events(out)] == ["ok"] * 10
+    assert _commits_on(data, "ui") == 10
