@@ -143,19 +143,23 @@ def _open(environment: Any, **_: Any) -> None:
         role=role,
         run=run,
         setup_on_each_worker=role == "worker" and own_store,
+        set_up_for=None,
         started=time.perf_counter(),
     )
     if run is None:
         return
     # The scenario's setup runs where the users' data lives, here at start-up (so --run-time is the
     # users' time alone): on the master or the local process, or on each worker that has a store of
-    # its own. It runs before CURRENT is set, which users wait for: a worker may be told to start
-    # its users (and see test_start) before this listener ran.
+    # its own. Users wait for CURRENT, so it runs before any of them starts.
     setup = getattr(module, "setup", None)
     sets_up = role == "local" or (master and not own_store) or _state["setup_on_each_worker"]
     if setup is not None and sets_up:
         setup(run)
     _state["set_up_for"] = options
+    if _state.pop("test_started_early", False):
+        # The master's spawn message (and its options) reached this worker while it was starting,
+        # possibly after the options above were read: its users must run with the master's.
+        _setup(environment)
     CURRENT.append(run)
 
 
@@ -183,6 +187,9 @@ def _setup(environment: Any, **_: Any) -> None:
     from loadgen.targets.policy import apply_policy
 
     if "scenario" not in _state:
+        # A worker connects to the master before locust fires init: it may be told to start its
+        # users, with the master's options, before _open ran. _open applies them when done.
+        _state["test_started_early"] = True
         return
     module, opts = _state["module"], environment.parsed_options
     options = module.options(opts)
