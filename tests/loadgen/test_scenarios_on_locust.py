@@ -23,6 +23,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from loadgen.scenarios import SCENARIOS
 from lochkit.targets import open_target
 from persist_spi.versionstore.refs import branch
 
@@ -182,3 +183,47 @@ def test_the_web_ui_swarms_with_the_sim_options_it_was_given_and_sigterm_finishe
     assert (run["totals"]["commits"], run["totals"]["conflicts"], run["totals"]["errors"]) == (10, 0, 0)
     assert [e["outcome"] for e in _commit_events(out)] == ["ok"] * 10
     assert _commits_on(data, "ui") == 10
+
+
+def test_nessies_duration_defaults_are_added_unless_the_user_gave_the_option() -> None:
+    from lochkit.commands.scenario import locust_argv
+
+    def added(name: str, *rest: str) -> list[str]:
+        """What lochkit put between its -u and the user's own arguments (less --web, its own)."""
+        argv = locust_argv(name, rest)
+        after_users = argv[argv.index("-u") + 2 :]
+        passed_on = [a for a in rest if a != "--web"]
+        assert after_users[len(after_users) - len(passed_on) - len(SCENARIOS[name].users) :] == [
+            *passed_on,
+            *SCENARIOS[name].users,
+        ]
+        return after_users[: len(after_users) - len(passed_on) - len(SCENARIOS[name].users)]
+
+    # Nessie's KeyListSpillingSimulation runs 60 s and MixedWorkloadsSimulation 20 s by default.
+    assert added("key-list-spilling") == ["-t", "60s"]
+    assert added("mixed-workloads", "--web") == ["-t", "20s"]
+    assert added("key-list-spilling", "-t", "5s") == []
+    assert added("mixed-workloads", "--run-time=5s") == []
+    assert added("key-list-spilling", "--worker") == []  # a worker ignores -t: the master's counts
+    assert added("create-many-branches") == []
+    # CommitToBranchSimulation: sim.commits is 0 (until the duration ends) when a duration is set.
+    assert added("commit-to-branch", "-t", "30s") == ["--sim-commits", "0"]
+    assert added("commit-to-branch", "--run-time", "1m") == ["--sim-commits", "0"]
+    assert added("commit-to-branch", "-t", "30s", "--sim-commits", "5") == []
+    assert added("commit-to-branch", "-t", "0") == []  # no limit: the count must end the run
+    assert added("commit-to-branch") == []
+
+
+def test_commit_to_branch_given_a_run_time_commits_until_it_ends(tmp_path: Path) -> None:
+    out, log = tmp_path / "run", tmp_path / "locust.log"
+    with _scenario(
+        ["commit-to-branch", "--backend", "inmemory", "-t", "3s", "--out", str(out)], log
+    ) as locust:
+        assert _exit_code(locust, log) == 0, _tail(log)
+    run = _run_json(out)
+    assert run["status"] == "ok"
+    assert run["parameters"]["sim_commits"] == 0
+    # One user: with Nessie's other default (100 commits) it would stop at 100, well before 3 s.
+    assert run["totals"]["commits"] > 100
+    assert run["totals"]["elapsed_s"] >= 2.9
+    assert sum(e["outcome"] == "ok" for e in _commit_events(out)) == run["totals"]["commits"]
