@@ -8,7 +8,9 @@
   ``lochkit_nessie_storage_persist_total{class,method,result,exception}``: every Persist call (in-process
   targets only; a Nessie server publishes its own at ``:9000/q/metrics``);
 - ``lochkit_cache_gets_total{cache="nessie-objects",result="hit"|"miss"}``,
-  ``lochkit_cache_evictions_total`` and ``lochkit_cache_weight_bytes``: the process's object cache.
+  ``lochkit_cache_evictions_total{cache,cause="SIZE"|"EXPIRED"}`` (Caffeine's removal causes, as
+  Nessie's ``cache_evictions_total{cause}``) and ``lochkit_cache_weight_bytes``: the process's
+  object cache.
 
 With writer processes, every process records into one directory (prometheus_client's
 multiprocess mode) and the parent serves the sum; the cache figures are then the parent's only.
@@ -20,9 +22,12 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from loadgen.targets.target import Target
+
+if TYPE_CHECKING:
+    from persist_spi.cache_store import ObjectCache
 
 #: Set in the environment of worker processes whose metrics the parent serves.
 MULTIPROC_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
@@ -85,20 +90,29 @@ class Metrics:
 
 
 class CacheCollector:
-    """The process-wide object cache's counters, read when scraped."""
+    """An object cache's counters, read when scraped: the process-wide one unless told otherwise."""
+
+    def __init__(self, cache: ObjectCache | None = None) -> None:
+        self._cache = cache
 
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         from persist_spi.cache import shared_object_cache
 
-        stats = shared_object_cache().stats()
+        stats = (self._cache or shared_object_cache()).stats()
         gets = CounterMetricFamily("lochkit_cache_gets", "Object cache lookups", labels=["cache", "result"])
         gets.add_metric(["nessie-objects", "hit"], stats.hits)
         gets.add_metric(["nessie-objects", "miss"], stats.misses)
         yield gets
-        evictions = CounterMetricFamily("lochkit_cache_evictions", "Object cache evictions", labels=["cache"])
-        evictions.add_metric(["nessie-objects"], stats.evictions)
+        evictions = CounterMetricFamily(
+            "lochkit_cache_evictions", "Object cache evictions", labels=["cache", "cause"]
+        )
+        # Caffeine's causes: SIZE, least recently used entries dropped to stay within the capacity;
+        # EXPIRED, entries found past their type's or the reference TTL's deadline. Entries a write
+        # invalidates are removals, not evictions (EXPLICIT in Caffeine, which counts none either).
+        evictions.add_metric(["nessie-objects", "SIZE"], stats.evictions)
+        evictions.add_metric(["nessie-objects", "EXPIRED"], stats.expirations)
         yield evictions
         weight = GaugeMetricFamily("lochkit_cache_weight_bytes", "Object cache weight", labels=["cache"])
         weight.add_metric(["nessie-objects"], stats.weight)

@@ -3,9 +3,11 @@
 ``lochkit scenario NAME ...`` runs locust with this file; it can also be given to ``locust -f``
 directly (with ``--scenario NAME`` and the scenario's user classes, as ``lochkit scenario --dry-run``
 prints them). Every locust process (local, master or worker) opens the target from the same target
-options; the master or the local process runs the scenario's setup once before users start. Each
-process that runs users writes its own run directory (``run.json``, ``events.parquet``), the master
-a ``run.json`` with the totals of all workers.
+options; the master or the local process runs the scenario's setup once before users start. A
+backend one process alone can open (inmemory, rocksdb) is the exception: each worker loads a store
+of its own and sets it up, and the master opens none. Each process that runs users writes its own
+run directory (``run.json``, ``events.parquet``), the master a ``run.json`` with the totals of all
+workers.
 
 Importing locust first matters: it monkey-patches the standard library for gevent, which must
 happen before anything imports ``ssl`` (boto3, urllib3).
@@ -86,6 +88,24 @@ def _web_ui_address_problem(host: str, port: int) -> str | None:
     return None
 
 
+def _own_store_per_process(opts: Any) -> bool:
+    """Whether the target is an in-process backend that one process alone can open (``inmemory``
+    lives in its process's memory, ``rocksdb`` locks its directory). Each locust process that runs
+    users then loads a store of its own: in distributed mode the master opens none (it runs no
+    users; a store it set up would be seen by no worker, and a directory it held would be locked
+    for a worker on the same machine), and every worker runs the scenario's setup on its own."""
+    from lochkit.targets import NESSIE
+    from persist_spi.registry import UnknownBackend, backend_factory
+
+    backend = getattr(opts, "backend", None)
+    if getattr(opts, "nessie_uri", None) or backend in (None, NESSIE):
+        return False
+    try:
+        return not backend_factory(backend).capabilities.multi_process
+    except UnknownBackend:  # open_target says what is wrong with the name
+        return False
+
+
 def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
     from conformance.provisioning import ProvisioningFailed
     from loadgen.runs import RunDirectory, default_run_dir
@@ -105,14 +125,19 @@ def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
             _fail(problem)
     scenario = SCENARIOS[opts.scenario]
     module = importlib.import_module(scenario.module)
+    master = isinstance(environment.runner, MasterRunner)
+    role = "master" if master else "worker" if isinstance(environment.runner, WorkerRunner) else "local"
+    own_store = _own_store_per_process(opts)
+    target = None
     try:
         options = module.options(opts)
-        target = _resources.enter_context(open_target(opts))
-        opts.policy = apply_policy(target, opts.policy)
+        if not (master and own_store):
+            target = _resources.enter_context(open_target(opts))
+            opts.policy = apply_policy(target, opts.policy)
     except (ValueError, TargetError, LochkitError, NessieUnreachable, ProvisioningFailed, OSError) as e:
         _fail(str(e))
     # Names derived from the start time (branch, table prefix) must stay the same when the options
-    # are read again at test start.
+    # are read again at test start (a worker receives the master's).
     for derived, option in (("branch", "sim_branch"), ("table_prefix", "sim_table_prefix")):
         if getattr(opts, option, None) is None and hasattr(options, derived):
             setattr(opts, option, getattr(options, derived))
@@ -121,17 +146,18 @@ def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
 
         metrics = serve_metrics(opts.metrics_port)
         _resources.callback(metrics.stop)
-        metrics.instrument(target)
+        if target is not None:
+            metrics.instrument(target)
     if scenario.name == "mixed-workloads":
         module.set_populations(options)
-    master = isinstance(environment.runner, MasterRunner)
-    role = "master" if master else "worker" if isinstance(environment.runner, WorkerRunner) else "local"
     path = Path(opts.out) if opts.out else default_run_dir(f"scenario-{scenario.name}")
     if role == "worker":
         path = path / f"worker-{environment.runner.client_id}"
     parameters = {k: v for k, v in vars(opts).items() if isinstance(v, str | int | float | bool | type(None))}
     parameters["locust_role"] = role
-    run_dir = RunDirectory(path, f"scenario-{scenario.name}", sys.argv, target.facts(), parameters, None)
+    facts = target.facts() if target is not None else _per_worker_store_facts(opts)
+    run_dir = RunDirectory(path, f"scenario-{scenario.name}", sys.argv, facts, parameters, None)
+    run = None if target is None else ScenarioRun(target, options, None if master else run_dir.events)
     _state.update(
         policy=opts.policy,
         environment=environment,
@@ -139,50 +165,93 @@ def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
         scenario=scenario,
         module=module,
         role=role,
+        run=run,
+        setup_on_each_worker=role == "worker" and own_store,
+        set_up_for=None,
         started=time.perf_counter(),
     )
-    CURRENT.append(ScenarioRun(target, options, None if master else run_dir.events))
-    # The scenario's setup runs once, here at start-up (not on workers), so --run-time is the
-    # users' time alone.
+    if run is None:
+        return
+    # The scenario's setup runs where the users' data lives, here at start-up (so --run-time is the
+    # users' time alone): on the master or the local process, or on each worker that has a store of
+    # its own. Users wait for CURRENT, so it runs before any of them starts.
     setup = getattr(module, "setup", None)
-    if setup is not None and role != "worker":
-        setup(CURRENT[0])
+    sets_up = role == "local" or (master and not own_store) or _state["setup_on_each_worker"]
+    if setup is not None and sets_up:
+        setup(run)
+    _state["set_up_for"] = options
+    if _state.pop("test_started_early", False):
+        # The master's spawn message (and its options) reached this worker while it was starting,
+        # possibly after the options above were read: its users must run with the master's.
+        _setup(environment)
+    CURRENT.append(run)
+
+
+def _per_worker_store_facts(opts: Any) -> dict[str, Any]:
+    """The master's ``target`` in run.json when each worker has a store of its own."""
+    return {
+        "kind": "lochkit",
+        "backend": opts.backend,
+        "server_version": "",
+        "provisioning": "embedded",
+        "url": opts.url,
+        "notes": [
+            (
+                f"{opts.backend} can be opened by one process only: each worker loaded a store of its "
+                "own and ran the scenario's setup on it; the master opened none"
+            )
+        ],
+    }
 
 
 def _setup(environment: Any, **_: Any) -> None:
-    """Before users start: the scenario's options again (the web UI may have changed them) and its
+    """Before users start: the scenario's options again (the web UI may have changed them, and a
+    worker receives the master's), its setup where each worker has a store of its own, and its
     commit policy."""
     from loadgen.targets.policy import apply_policy
 
-    if not CURRENT:
+    if "scenario" not in _state:
+        # A worker connects to the master before locust fires init: it may be told to start its
+        # users, with the master's options, before _open ran. _open applies them when done.
+        _state["test_started_early"] = True
         return
-    run, module, opts = CURRENT[0], _state["module"], environment.parsed_options
-    run.options = module.options(opts)
+    module, opts = _state["module"], environment.parsed_options
+    options = module.options(opts)
     if _state["scenario"].name == "mixed-workloads":
-        module.set_populations(run.options)
+        module.set_populations(options)
+    run: ScenarioRun | None = _state["run"]
+    if run is None:
+        return
+    run.options = options
+    setup = getattr(module, "setup", None)
+    if setup is not None and _state["setup_on_each_worker"] and _state["set_up_for"] != options:
+        setup(run)  # new options (from the master's web UI): the worker's own store needs them too
+        _state["set_up_for"] = options
     if opts.policy != _state["policy"]:
         apply_policy(run.target, opts.policy)
         _state["policy"] = opts.policy
 
 
 def _finish(environment: Any, **_: Any) -> None:
-    if not CURRENT:
+    if "run_dir" not in _state:
         return
     # Locust may fire this before it stops the users; they must not outlive the target.
     with contextlib.suppress(Exception):
         environment.runner.stop()
-    run = CURRENT[0]
     scenario = _state["scenario"]
     elapsed = time.perf_counter() - _state["started"]
+    run: ScenarioRun | None = _state["run"]
     if _state["role"] == "master":
         doc = _master_totals(environment.stats, scenario.commit_action, elapsed)
+        errors = _non_conflict_errors(environment.stats)
     else:
+        assert run is not None
         doc = run.totals(scenario.commit_action, elapsed)
         doc["locust"] = {
             "requests": sum(run.outcomes.values()),
             "failures": sum(n for (_, outcome), n in run.outcomes.items() if outcome != "ok"),
         }
-    errors = run.errors if _state["role"] != "master" else _non_conflict_errors(environment.stats)
+        errors = run.errors
     # A greenlet of locust's own that died (its web UI's server, say) is logged by locust, which
     # would exit 2 for it; the exit code set here replaces locust's, so the run must fail too.
     crashed = locust_log.unhandled_greenlet_exception

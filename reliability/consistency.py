@@ -332,9 +332,10 @@ class RepositoryChecker:
     # --- commit-target leases ----------------------------------------------------------------------
 
     def _check_leases(self, branches: Sequence[str]) -> None:
-        """Each branch's lease row, where the ``coordinated`` policy left one. A lease outlives its
-        branch (a delete does not touch it) and a waiting count above zero is a lease in use (or
-        one a crashed holder left: the next writer takes it over), so neither is a finding."""
+        """Each branch's lease row, where the ``coordinated`` policy left one. A lease in use when
+        its branch was deleted outlives it (a delete removes only a free one), and a waiting count
+        above zero is a lease in use (or one a crashed holder left: the next writer takes it over),
+        so neither is a finding."""
         names = [lease_ref_name(b) for b in branches]
         for start in range(0, len(names), ROWS_BATCH):
             batch = names[start : start + ROWS_BATCH]

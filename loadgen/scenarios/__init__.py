@@ -19,6 +19,9 @@ class Scenario:
     users: tuple[str, ...]
     #: The action whose successes count as the run's commits in ``run.json``.
     commit_action: str
+    #: Nessie's duration when none is given (its ``sim.duration.seconds``/``sim.duration``), as a
+    #: locust ``-t`` value; None: the users' counts or locust's own default decide.
+    default_run_time: str | None = None
 
 
 SCENARIOS: Final = {
@@ -36,12 +39,14 @@ SCENARIOS: Final = {
             "loadgen.scenarios.key_list_spilling",
             ("KeyListSpillingUser",),
             "TestBranchCommit",
+            default_run_time="60s",
         ),
         Scenario(
             "mixed-workloads",
             "loadgen.scenarios.mixed_workloads",
             ("MixedWriter", "MixedReader", "MixedUiUser"),
             "Update table / commit",
+            default_run_time="20s",
         ),
     )
 }

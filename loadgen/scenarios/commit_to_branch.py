@@ -77,7 +77,8 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
         "--sim-commits",
         type=int,
         default=100,
-        help="commit-to-branch: commits per user (0: until --run-time ends; default 100)",
+        help="commit-to-branch: commits per user, 0 until --run-time ends (default 100; 0 when "
+        "'lochkit scenario' is given a run time, as Nessie's sim.commits)",
     )
 
 

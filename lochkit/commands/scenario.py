@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from loadgen.scenarios import Scenario
 
 NAME = "scenario"
 HELP = "Nessie's perftest simulations on locust (commit-to-branch, create-many-branches, ...; see --help)"
@@ -37,7 +42,32 @@ def locust_argv(name: str, rest: Sequence[str]) -> list[str]:
         argv.append("--headless")
     if not any(a in ("-u", "--users") or a.startswith("--users=") for a in rest):
         argv += ["-u", str(_default_users(name, rest))]
-    return [*argv, *rest, *SCENARIOS[name].users]
+    return [*argv, *_duration_defaults(SCENARIOS[name], rest), *rest, *SCENARIOS[name].users]
+
+
+def _duration_defaults(scenario: Scenario, rest: Sequence[str]) -> list[str]:
+    """Nessie's defaults that depend on the run's duration, for options the user did not give:
+    key-list-spilling and mixed-workloads run for their simulations' default durations (60 s and
+    20 s), and commit-to-branch given a duration commits until it ends (``sim.commits`` is 0 then,
+    100 otherwise). Added on the command line, so --dry-run shows them and a master sends them to
+    its workers (which ignore -t)."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("-t", "--run-time")
+    parser.add_argument("--sim-commits")
+    given, _ = parser.parse_known_args(rest)
+    defaults: list[str] = []
+    run_time = given.run_time
+    if run_time is None and scenario.default_run_time is not None and "--worker" not in rest:
+        run_time = scenario.default_run_time
+        defaults += ["-t", run_time]
+    if scenario.name == "commit-to-branch" and given.sim_commits is None and _is_duration(run_time):
+        defaults += ["--sim-commits", "0"]
+    return defaults
+
+
+def _is_duration(run_time: str | None) -> bool:
+    """Whether locust's -t value limits the run (0, in any unit, does not)."""
+    return run_time is not None and re.fullmatch(r"(0+[hms]?)+", run_time.strip()) is None
 
 
 def _default_users(name: str, rest: Sequence[str]) -> int:

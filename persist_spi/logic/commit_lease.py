@@ -23,10 +23,19 @@ The lease is never needed for correctness. The commit still moves the branch by 
 so a holder whose lease expired or was taken over mid-commit either lands (if it got there first) or
 retries like any optimistic writer; a writer that gave up waiting commits without the lease. Losing
 the lease costs throughput and fairness, never data.
+
+Deleting a branch removes its lease (:func:`remove_free_lease`) only while it is free (``next`` =
+``serving``: no ticket is held or waited for), by compare-and-swap on that very state, so no holder
+or waiter of it exists to release into, or wait on, a lease that is gone; a writer that takes a
+ticket afterwards starts a new lease at ticket 0, and a re-created branch of the same name gets it.
+A lease in use when its branch is deleted stays (its holders and waiters finish against it, and a
+re-created branch carries on with it). A removal marks the row deleted, then purges it; a reader
+that finds a row marked deleted finishes the purge before it starts a new lease.
 """
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import time
 from collections.abc import Callable
@@ -115,7 +124,7 @@ class CommitTargetLease:
                 )
                 return state.next_ticket, row
             except RefConditionFailed as e:
-                row = e.reference
+                row = e.reference if not e.reference.deleted else self._row(name)
             except RefNotFound:
                 row = self._row(name)
 
@@ -148,7 +157,7 @@ class CommitTargetLease:
             ahead = ticket - state.serving
             self._sleep(min(max(ahead * self.typical_hold / 4, MIN_POLL_SECONDS), MAX_POLL_SECONDS))
             fresh = self.persist.fetch_reference_for_update(name)
-            row = fresh if fresh is not None else self._row(name)
+            row = fresh if fresh is not None and not fresh.deleted else self._row(name)
 
     def acquire(self, branch_full_name: str, deadline: float) -> LeaseHold | None:
         ticket, row = self.take_ticket(branch_full_name)
@@ -169,6 +178,8 @@ class CommitTargetLease:
                 )
                 return (state.next_ticket, row) if take_next else None
             except RefConditionFailed as e:
+                if e.reference.deleted:  # not this hold's lease (never removed while held)
+                    return self.take_ticket(hold.name[len(LEASE_PREFIX) :]) if take_next else None
                 row = e.reference
             except RefNotFound:
                 return self.take_ticket(hold.name[len(LEASE_PREFIX) :]) if take_next else None
@@ -182,15 +193,45 @@ class CommitTargetLease:
         return None if row is None else LeaseState.decode(row.pointer)
 
     def _row(self, name: str) -> Reference:
-        row = self.persist.fetch_reference_for_update(name)
-        if row is not None and not row.deleted:
-            return row
+        """The lease's live row, a new free lease if there is none."""
+        while True:
+            row = self.persist.fetch_reference_for_update(name)
+            if row is not None and not row.deleted:
+                return row
+            if row is not None:
+                # A removal stopped (or is) between marking and purging: compare-and-swap cannot
+                # move a row marked deleted, so finish it before starting a new lease.
+                _purge(self.persist, row)
+            try:
+                return self.persist.add_reference(Reference(name, FREE.encode()))
+            except RefAlreadyExists as e:
+                if e.reference is not None and not e.reference.deleted:
+                    return e.reference
+
+
+def remove_free_lease(persist: Persist, branch_full_name: str) -> bool:
+    """After the branch was deleted: remove its lease if it is free (see the module docstring).
+    True if it is gone; False if there is none, it is in use, or it is not a lease state (left for
+    ``lochkit check`` to report)."""
+    row = persist.fetch_reference_for_update(lease_ref_name(branch_full_name))
+    if row is None:
+        return False
+    if not row.deleted:
         try:
-            return self.persist.add_reference(Reference(name, FREE.encode()))
-        except RefAlreadyExists as e:
-            if e.reference is not None:
-                return e.reference
-            found = self.persist.fetch_reference_for_update(name)
-            if found is None:
-                raise
-            return found
+            state = LeaseState.decode(row.pointer)
+        except ValueError:
+            return False
+        if state.waiting != 0:
+            return False
+        try:
+            row = persist.mark_reference_as_deleted(row)
+        except (RefConditionFailed, RefNotFound):  # a writer took a ticket meanwhile, or it is gone
+            return False
+    _purge(persist, row)
+    return True
+
+
+def _purge(persist: Persist, marked: Reference) -> None:
+    # Another reader may have finished the same removal (and a new lease may have started since).
+    with contextlib.suppress(RefConditionFailed, RefNotFound):
+        persist.purge_reference(marked)

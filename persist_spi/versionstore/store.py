@@ -3,10 +3,12 @@ Merge and transplant live in :mod:`persist_spi.versionstore.merging`."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from persist_spi.errors import (
+    LochkitError,
     ObjNotFound,
     RefAlreadyExists,
     RefConditionFailed,
@@ -18,6 +20,7 @@ from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.elements import CommitOp
 from persist_spi.indexes.layered import LayeredIndex
 from persist_spi.keys import StoreKey, starts_with_elements_or_parts
+from persist_spi.logic.commit_lease import remove_free_lease
 from persist_spi.logic.commit_logic import (
     CommitLogic,
     CommitNotFound,
@@ -168,6 +171,12 @@ class VersionStore:
             raise ReferenceNotFoundError(f"Named reference '{ref.name}' not found") from None
         except RefConditionFailed as e:
             raise unexpected_hash(ref.name, expected_hash, e.reference.pointer) from None
+        if ref.kind is RefKind.BRANCH:
+            # The coordinated policy's lease row would otherwise outlive every deleted branch. The
+            # branch is gone either way: a lease left behind is harmless, so failing to remove it
+            # must not fail the delete.
+            with contextlib.suppress(LochkitError):
+                remove_free_lease(self.persist, ref.full_name)
         return expected_hash
 
     def assign(self, ref: NamedRef, expected_hash: ObjId | None, target: ObjId) -> ReferenceAssigned:
