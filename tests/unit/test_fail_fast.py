@@ -296,3 +296,23 @@ class TestProbe(ConformanceSuite):
     result.stdout.fnmatch_lines(["*1 failed*"])
     result.stderr.fnmatch_lines(["*lochkit: 2 thread(s) still stuck where the time limit found them*"])
 
+
+def test_an_adapter_that_deadlocks_ends_the_run_at_its_first_time_limit(pytester: pytest.Pytester) -> None:
+    """The whole suite against the catalogue's deadlocking adapter, default settings: one test
+    waits out the embedded limit and the run stops there (it used to take three limits of 120 s,
+    or never end when the hang struck in a fixture)."""
+    pytester.makeconftest(
+        """
+import pytest
+from conformance.mutants import factory_for
+
+@pytest.fixture(scope="session")
+def lochkit_backend_factory():
+    return factory_for("fetch-refs-deadlocks")
+"""
+    )
+    pytester.makepyfile(test_deadlocking_adapter="from conformance.all import *  # noqa: F403\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*did not finish within 15 s*", "*hit its time limit*"])
+    assert result.parseoutcomes()["failed"] == 1
