@@ -313,6 +313,46 @@ class ConditionalDeleteIgnoresToken(BrokenToySqlite):
         return cursor.rowcount == 1
 
 
+class ConditionalDeleteReadThenDelete(BrokenToySqlite):
+    """delete_obj_if_version as two statements: read type and token, compare them, then delete the
+    id. Several deletes of one version all succeed, and a delete that read before a conditional
+    update removes the new version."""
+
+    mutant = "conditional-delete-read-then-delete"
+    guarantee = "conditional updates"
+    method = "delete_obj_if_version"
+    racy = True
+
+    def delete_obj_if_version(
+        self, repo: str, obj_id: bytes, expected_type: str, expected_token: str
+    ) -> bool:
+        found = self._run("SELECT type, token FROM objs WHERE repo=? AND id=?", (repo, obj_id)).fetchone()
+        if found is None or tuple(found) != (expected_type, expected_token):
+            return False
+        self._run("DELETE FROM objs WHERE repo=? AND id=?", (repo, obj_id))
+        return True
+
+
+class CasSelectThenUpdate(BrokenToySqlite):
+    """update_ref as two statements: select the row and compare it, then update it by name. Two
+    writers that read the same row both replace it, and both are told they won."""
+
+    mutant = "cas-select-then-update"
+    guarantee = "atomic compare-and-swap"
+    method = "update_ref"
+    racy = True
+
+    def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
+        (current,) = self.fetch_refs(repo, [expected.name])
+        if current is None or not current.same_condition(expected):
+            return False
+        self._run(
+            "UPDATE refs SET pointer=?, deleted=?, created=?, ext=?, prev=? WHERE repo=? AND name=?",
+            (*toy_sqlite.ref_values(new), repo, expected.name),
+        )
+        return True
+
+
 class ScanIgnoresTypeFilter(BrokenToySqlite):
     """scan_objs returns objects of every type, whatever types were asked for."""
 
