@@ -231,6 +231,31 @@ class PersistAdapterSuite(ConformanceSuite):
 
     # --- scans, erase and repository isolation ----------------------------------------------------
 
+    def test_a_scan_closed_half_way_lets_go_of_what_it_holds(
+        self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
+    ) -> None:
+        """``scan_objs`` must return a generator, or something else with ``close()``: a caller that
+        stops reading closes it, and the adapter must then let go of its cursor, its transaction or
+        its pooled connection. After several scans abandoned in a row, every call works as before."""
+        adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
+        rows = tag_rows(250)  # more than one page of a scan that reads in pages
+        assert all(adapter.insert_objs(repo, rows))
+        for _ in range(5):  # more than a small connection pool holds
+            scan = adapter.scan_objs(repo, None)
+            close = getattr(scan, "close", None)
+            assert callable(close), (
+                f"scan_objs returned a {type(scan).__name__}, which has no close(): a caller cannot "
+                "end a half-read scan, so its cursor stays open until garbage collection"
+            )
+            assert next(scan) in rows
+            close()
+            assert next(scan, None) is None, "a closed scan went on yielding rows"
+        key = lambda r: r.obj_id  # noqa: E731
+        assert sorted(_scan(adapter, repo), key=key) == sorted(rows, key=key)
+        more = tag_rows(3, label="after the scans")
+        assert adapter.insert_objs(repo, more) == [True] * 3
+        assert adapter.fetch_objs(repo, [r.obj_id for r in more]) == more
+
     def test_scan_objs_filters_by_type_and_returns_every_row(
         self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
     ) -> None:
