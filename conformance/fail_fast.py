@@ -51,7 +51,7 @@ SERVER_TIME_LIMIT_SECONDS: Final = 120.0
 DEFAULT_SAME_FAILURES: Final = 3
 #: After the limit struck, the alarm repeats at this interval, so a test stuck again in its own
 #: clean-up (joining a thread that still spins) is interrupted again instead of hanging; it is
-#: also the limit of every phase after that (the teardown of the test, of the session).
+#: also the limit of that test's teardown (and the session's, when the run stops there).
 _REPEAT_SECONDS: Final = 2.0
 #: How long the end of a run waits for threads still running after a time limit struck.
 _STUCK_THREAD_GRACE_SECONDS: Final = 2.0
@@ -73,9 +73,12 @@ class _PhaseAlarm:
     """SIGALRM for one phase (setup, body or teardown) of one test, paused while a backend is
     obtained or released."""
 
-    def __init__(self, what: str, limit: float) -> None:
+    def __init__(self, what: str, limit: float, *, after_hang: bool = False) -> None:
         self.what = what
         self.limit = limit
+        #: The teardown of a test that hung: releasing the backend is limited too, since it may
+        #: wait for the lock of the call that hung.
+        self.after_hang = after_hang
         self._pauses = 0
         self._running = False
         self._previous: Any = None
@@ -129,6 +132,8 @@ class _FailFastState:
     alarm: _PhaseAlarm | None = None
     #: A time limit struck: threads of that test may still be stuck in the adapter.
     struck: bool = False
+    #: The test that hit its limit last, whose teardown gets a moment only.
+    hung: pytest.Item | None = None
     #: Threads alive when the run began, which the run must not wait for or blame.
     threads_before: set[int] = field(default_factory=set)
     exit_status: int = 0
@@ -179,10 +184,12 @@ def pytest_configure(config: pytest.Config) -> None:
 @contextmanager
 def not_limited(config: pytest.Config) -> Iterator[None]:
     """Obtaining or releasing a backend, which may start or stop a server, is not part of a test's
-    time: the alarm of the phase now running waits, and starts afresh afterwards. Once a limit has
-    struck it no longer waits: releasing the backend may then wait for the stuck call's lock."""
+    time: the alarm of the phase now running waits, and starts afresh afterwards. In the teardown
+    of a test that hung it does not wait: releasing the backend may wait for the stuck call's lock."""
     state = config.stash.get(_STATE_KEY, None)
-    alarm = state.alarm if state is not None and not state.struck else None
+    alarm = state.alarm if state is not None else None
+    if alarm is not None and alarm.after_hang:
+        alarm = None
     if alarm is not None:
         alarm.pause()
     try:
@@ -213,8 +220,9 @@ def _limited(item: pytest.Item, phase: str) -> Generator[None, Any, Any]:
     if state is None or not state.limit() or not _is_suite_test(item) or not _can_use_alarm():
         return (yield)
     what = item.name if phase == "call" else f"the {phase} of {item.name}"
-    # After a hang, the clean-up that follows gets a moment only: it mostly makes the same call.
-    alarm = _PhaseAlarm(what, _REPEAT_SECONDS if state.struck else state.limit())
+    # After a hang, the test's clean-up gets a moment only: it mostly makes the same call.
+    after_hang = phase == "teardown" and state.hung is item
+    alarm = _PhaseAlarm(what, _REPEAT_SECONDS if after_hang else state.limit(), after_hang=after_hang)
     state.alarm = alarm
     alarm.start()
     try:
@@ -247,6 +255,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return report
     if call.excinfo.errisinstance(TestTimeLimitExceeded):
         state.struck = True
+        state.hung = item
         if state.same_failures and not item.session.shouldfail:
             item.session.shouldfail = _time_limit_stop(item, report.when or "call")
         return report

@@ -67,6 +67,31 @@ def test_zero_same_failures_lets_the_run_go_on_after_a_time_limit(pytester: pyte
     result.assert_outcomes(failed=1, passed=1)
 
 
+def test_after_a_hang_the_tests_that_still_run_keep_their_whole_limit(pytester: pytest.Pytester) -> None:
+    """Only the hung test's own clean-up gets a moment (2 s); with every test running, a slow test
+    after it still has the whole limit (3 s of work under a 4 s limit)."""
+    pytester.makepyfile(
+        test_probe="""
+import time
+
+from conformance.suites.base import ConformanceSuite
+
+
+class TestProbe(ConformanceSuite):
+    def test_a_spins(self, persist):
+        while True:
+            time.sleep(0.01)
+
+    def test_b_is_slow(self, persist):
+        time.sleep(3)
+"""
+    )
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--lochkit-time-limit", "4", "--lochkit-same-failures", "0"
+    )
+    result.assert_outcomes(failed=1, passed=1)
+
+
 def test_not_a_suite_test_is_not_limited(pytester: pytest.Pytester) -> None:
     result = _run(pytester, "--lochkit-time-limit", "0.5", "-k", "not_a_suite")
     result.assert_outcomes(passed=1)
@@ -312,7 +337,8 @@ def lochkit_backend_factory():
 """
     )
     pytester.makepyfile(test_deadlocking_adapter="from conformance.all import *  # noqa: F403\n")
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    # A process of its own: the suite's sample types register once per process.
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*did not finish within 15 s*", "*hit its time limit*"])
     assert result.parseoutcomes()["failed"] == 1
