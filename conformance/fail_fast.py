@@ -38,6 +38,7 @@ from types import FrameType
 from typing import Any, Final
 
 import pytest
+from _pytest.outcomes import Failed
 
 from conformance.suites.base import ConformanceSuite
 
@@ -69,12 +70,20 @@ class TestTimeLimitExceeded(BaseException):
     __test__ = False  # not a test class, despite its name
 
 
+class FixtureTimeLimitExceeded(TestTimeLimitExceeded, Failed):
+    """The same, raised in a test's setup or teardown: also a pytest outcome, as ``pytest.fail``
+    raises, because pytest tears fixtures down and sets them up again only around outcomes and
+    ``Exception``. Any other ``BaseException`` leaves its record of set-up fixtures half undone,
+    skips the remaining finalizers (a server would keep running) and fails every later setup."""
+
+
 class _PhaseAlarm:
     """SIGALRM for one phase (setup, body or teardown) of one test, paused while a backend is
     obtained or released."""
 
-    def __init__(self, what: str, limit: float, *, after_hang: bool = False) -> None:
+    def __init__(self, what: str, limit: float, *, in_fixture: bool, after_hang: bool = False) -> None:
         self.what = what
+        self._exceeded = FixtureTimeLimitExceeded if in_fixture else TestTimeLimitExceeded
         self.limit = limit
         #: The teardown of a test that hung: releasing the backend is limited too, since it may
         #: wait for the lock of the call that hung.
@@ -97,6 +106,12 @@ class _PhaseAlarm:
         self._pauses += 1
         signal.setitimer(signal.ITIMER_REAL, 0)
 
+    def restart(self, limit: float) -> None:
+        """The whole of ``limit`` from now on."""
+        self.limit = limit
+        if self._running and not self._pauses:
+            self._arm()
+
     def resume(self, limit: float) -> None:
         """Starts the limit afresh: the time spent obtaining the backend is not the test's."""
         self._pauses -= 1
@@ -111,7 +126,7 @@ class _PhaseAlarm:
     def _on_alarm(self, signum: int, frame: FrameType | None) -> None:
         __tracebackhide__ = True  # the traceback ends where the test was, not in this handler
         if self._running and not self._pauses:
-            raise TestTimeLimitExceeded(
+            raise self._exceeded(
                 f"{self.what} did not finish within {self.limit:g} s. A test spins like this when "
                 "the adapter never acknowledges a write, never releases a lock, or a call blocks; "
                 "the traceback shows where it was. A slow but correct backend can raise the limit "
@@ -184,19 +199,28 @@ def pytest_configure(config: pytest.Config) -> None:
 @contextmanager
 def not_limited(config: pytest.Config) -> Iterator[None]:
     """Obtaining or releasing a backend, which may start or stop a server, is not part of a test's
-    time: the alarm of the phase now running waits, and starts afresh afterwards. In the teardown
-    of a test that hung it does not wait: releasing the backend may wait for the stuck call's lock."""
+    time: the alarm of the phase now running waits, and starts afresh afterwards.
+
+    Once a test has hung, a thread may still hold a lock of the adapter for good, and releasing the
+    backend may wait for it: then the alarm goes on, with the server limit (enough to start the
+    next server when every test runs), or the 2 s of the hung test's own teardown."""
     state = config.stash.get(_STATE_KEY, None)
     alarm = state.alarm if state is not None else None
-    if alarm is not None and alarm.after_hang:
-        alarm = None
-    if alarm is not None:
-        alarm.pause()
+    if alarm is None or state is None or alarm.after_hang:
+        yield
+        return
+    if state.struck:
+        alarm.restart(max(SERVER_TIME_LIMIT_SECONDS, state.limit()))
+        try:
+            yield
+        finally:
+            alarm.restart(state.limit())
+        return
+    alarm.pause()
     try:
         yield
     finally:
-        if alarm is not None and state is not None:
-            alarm.resume(state.limit())
+        alarm.resume(state.limit())
 
 
 def note_backend(config: pytest.Config, *, embedded: bool) -> None:
@@ -222,7 +246,8 @@ def _limited(item: pytest.Item, phase: str) -> Generator[None, Any, Any]:
     what = item.name if phase == "call" else f"the {phase} of {item.name}"
     # After a hang, the test's clean-up gets a moment only: it mostly makes the same call.
     after_hang = phase == "teardown" and state.hung is item
-    alarm = _PhaseAlarm(what, _REPEAT_SECONDS if after_hang else state.limit(), after_hang=after_hang)
+    limit = _REPEAT_SECONDS if after_hang else state.limit()
+    alarm = _PhaseAlarm(what, limit, in_fixture=phase != "call", after_hang=after_hang)
     state.alarm = alarm
     alarm.start()
     try:
@@ -308,10 +333,38 @@ def _relative(path: str) -> str:
     return os.path.basename(path)
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[None, Any, Any]:
+    """Fixtures still set up when a run is interrupted (Ctrl-C, SIGTERM) are torn down here, outside
+    any test phase. After a hang their clean-up may wait for the stuck call's lock, so it gets 2 s,
+    and the run ends anyway when it is cut short."""
     state = session.config.stash.get(_STATE_KEY, None)
-    if state is not None:
-        state.exit_status = int(exitstatus)
+    if state is None:
+        return (yield)
+    state.exit_status = int(exitstatus)
+    if not state.struck or not _can_use_alarm():
+        return (yield)
+    alarm = _PhaseAlarm(
+        "the clean-up at the end of the run", _REPEAT_SECONDS, in_fixture=True, after_hang=True
+    )
+    state.alarm = alarm
+    alarm.start()
+    try:
+        return (yield)
+    except BaseException as e:
+        if not _is_time_limit(e):
+            raise
+        print(f"lochkit: the clean-up at the end of the run was cut short: {e}", file=sys.stderr)
+        return None
+    finally:
+        alarm.stop()
+        state.alarm = None
+
+
+def _is_time_limit(error: BaseException) -> bool:
+    if isinstance(error, BaseExceptionGroup):
+        return error.subgroup(TestTimeLimitExceeded) is not None
+    return isinstance(error, TestTimeLimitExceeded)
 
 
 @pytest.hookimpl(trylast=True)

@@ -200,12 +200,47 @@ class TestProbe(ConformanceSuite):
     result.assert_outcomes(errors=2)  # its teardown erases too, and gets a moment only
     result.stdout.fnmatch_lines(
         [
-            "*TestTimeLimitExceeded: the setup of test_first* did not finish within 0.5 s*",
-            "*TestTimeLimitExceeded: the teardown of test_first* did not finish within 2 s*",
+            "*FixtureTimeLimitExceeded: the setup of test_first* did not finish within 0.5 s*",
+            "*FixtureTimeLimitExceeded: the teardown of test_first* did not finish within 2 s*",
             "*lochkit: test_first* hit its time limit (in its setup)*",
         ]
     )
     assert "test_second" not in result.stdout.str()
+
+
+def test_a_hang_in_a_teardown_leaves_the_following_tests_intact(pytester: pytest.Pytester) -> None:
+    """The limit strikes in a fixture as a pytest outcome, so pytest finishes tearing down and sets
+    up the next test normally (any other BaseException left its fixture stack half undone, and every
+    later setup failed at once with an AssertionError)."""
+    pytester.makepyfile(
+        test_probe="""
+import threading
+
+import pytest
+from conformance.suites.base import ConformanceSuite
+
+
+@pytest.fixture
+def hangs_in_teardown():
+    yield
+    threading.Event().wait()
+
+
+class TestFirst(ConformanceSuite):
+    def test_a(self, persist, hangs_in_teardown):
+        pass
+
+
+class TestSecond(ConformanceSuite):  # another class: pytest must have torn TestFirst down
+    def test_b(self, persist):
+        assert persist.fetch_reference("x") is None
+"""
+    )
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--lochkit-time-limit", "1", "--lochkit-same-failures", "0"
+    )
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*the teardown of test_a* did not finish within 1 s*"])
 
 
 def test_obtaining_the_backend_is_not_counted(pytester: pytest.Pytester) -> None:
