@@ -25,7 +25,7 @@ from typing import Any, Final, NoReturn
 
 import pytest
 
-from conformance import pytest_progress
+from conformance import fail_fast, pytest_progress
 from conformance.backend_pool import BackendPool
 from conformance.harness import BackendUnderTest, PersistFactory
 from conformance.lockstep import source_files_of, turns_inside
@@ -53,7 +53,7 @@ from persist_spi.config import StoreConfig
 from persist_spi.persist import Persist
 from persist_spi.registry import BackendFactory, UnknownBackend, backend_factory, discover_backends
 
-#: Time limits per test and the stop after repeated failures of one kind.
+#: Time limits per test phase and the stops at a hang or after repeated failures of one kind.
 pytest_plugins = ["conformance.fail_fast"]
 
 _REPORT_KEY = pytest.StashKey[ConformanceReport]()
@@ -269,7 +269,8 @@ def _lochkit_pool(request: pytest.FixtureRequest) -> Iterator[BackendPool]:
     try:
         yield pool
     finally:
-        pool.close()
+        with fail_fast.not_limited(request.config):  # stopping a server is no test's time
+            pool.close()
 
 
 @pytest.fixture
@@ -283,7 +284,12 @@ def lochkit_backend(
     # parametrised by --backend.
     lochkit_target: SuiteTarget = request.getfixturevalue("lochkit_target")
     name = _report_name(lochkit_target, lochkit_backend_factory)
-    outcome = _lochkit_pool.get(lochkit_backend_factory)
+    # Starting a server and creating its schema may take minutes: not part of the test's time.
+    with fail_fast.not_limited(request.config):
+        outcome = _lochkit_pool.get(lochkit_backend_factory)
+        if not isinstance(outcome, SetupFailure):
+            embedded = outcome[1]["method"] == "embedded" and lochkit_target.transport == IN_PROCESS
+            fail_fast.note_backend(request.config, embedded=embedded)
     if isinstance(outcome, SetupFailure):
         _unusable(request, name, outcome)
     backend, facts = outcome
@@ -409,20 +415,24 @@ def lochkit_version_store(request: pytest.FixtureRequest, lochkit_target: SuiteT
 
 
 @pytest.fixture(scope="session")
-def _lochkit_serve() -> Iterator[Any]:
+def _lochkit_serve(request: pytest.FixtureRequest) -> Iterator[Any]:
     from conformance.rest_harness import ServeHarness
 
-    harness = ServeHarness()
+    with fail_fast.not_limited(request.config):  # starting and stopping a server: no test's time
+        harness = ServeHarness()
     try:
         yield harness
     finally:
-        harness.close()
+        with fail_fast.not_limited(request.config):
+            harness.close()
 
 
 @pytest.fixture
 def _lochkit_nessie_uri(request: pytest.FixtureRequest, _lochkit_pool: BackendPool) -> str:
     """The REST API v2 base of the Nessie server (provisioned once, kept while tests use it)."""
-    outcome = _lochkit_pool.get_server(NESSIE)
+    with fail_fast.not_limited(request.config):  # starting Nessie is no test's time
+        outcome = _lochkit_pool.get_server(NESSIE)
+        fail_fast.note_backend(request.config, embedded=False)
     if isinstance(outcome, SetupFailure):
         _unusable(request, NESSIE, outcome)
     request.config.stash[_REPORT_KEY].provisioning[NESSIE] = {

@@ -34,6 +34,7 @@ GUARANTEES: Final = (
     "mark-deleted",
     "upserts",
     "deletes",
+    "calls return",
 )
 
 

@@ -65,6 +65,24 @@ class FetchRefsAnyRepository(BrokenInMemory):
             ]
 
 
+class FetchRefsDeadlocks(BrokenInMemory):
+    """fetch_refs holds the adapter's lock and looks each name up through a helper that takes the
+    same lock again: a ``threading.Lock`` is not reentrant, so the first call waits for itself
+    forever."""
+
+    mutant = "fetch-refs-deadlocks"
+    guarantee = "calls return"
+    method = "fetch_refs"
+
+    def fetch_refs(self, repo: str, names: Sequence[str]) -> list[RefRow | None]:
+        with self._lock:
+            return [self._fetch_one_ref(repo, name) for name in names]
+
+    def _fetch_one_ref(self, repo: str, name: str) -> RefRow | None:
+        with self._lock:
+            return self._refs.get((repo, name))
+
+
 class InsertRefCheckThenAct(BrokenInMemory):
     """insert_ref checks whether the name exists, then writes in a second step."""
 

@@ -9,6 +9,7 @@ missing column in a WHERE clause, ``=`` where ``IS`` is needed for NULL, ``OR RE
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import sqlite3
 from collections.abc import Collection, Iterator, Sequence
 
@@ -17,6 +18,7 @@ from conformance.mutants.base import BrokenToySqlite
 from persist_spi.adapter import ObjRow, RefRow
 
 _OBJ_COLUMNS = "id, type, token, data, referenced"
+_SCAN_PAGE = 100
 
 
 class InsertOverwritesExisting(BrokenToySqlite):
@@ -313,6 +315,46 @@ class ConditionalDeleteIgnoresToken(BrokenToySqlite):
         return cursor.rowcount == 1
 
 
+class ConditionalDeleteReadThenDelete(BrokenToySqlite):
+    """delete_obj_if_version as two statements: read type and token, compare them, then delete the
+    id. Several deletes of one version all succeed, and a delete that read before a conditional
+    update removes the new version."""
+
+    mutant = "conditional-delete-read-then-delete"
+    guarantee = "conditional updates"
+    method = "delete_obj_if_version"
+    racy = True
+
+    def delete_obj_if_version(
+        self, repo: str, obj_id: bytes, expected_type: str, expected_token: str
+    ) -> bool:
+        found = self._run("SELECT type, token FROM objs WHERE repo=? AND id=?", (repo, obj_id)).fetchone()
+        if found is None or tuple(found) != (expected_type, expected_token):
+            return False
+        self._run("DELETE FROM objs WHERE repo=? AND id=?", (repo, obj_id))
+        return True
+
+
+class CasSelectThenUpdate(BrokenToySqlite):
+    """update_ref as two statements: select the row and compare it, then update it by name. Two
+    writers that read the same row both replace it, and both are told they won."""
+
+    mutant = "cas-select-then-update"
+    guarantee = "atomic compare-and-swap"
+    method = "update_ref"
+    racy = True
+
+    def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
+        (current,) = self.fetch_refs(repo, [expected.name])
+        if current is None or not current.same_condition(expected):
+            return False
+        self._run(
+            "UPDATE refs SET pointer=?, deleted=?, created=?, ext=?, prev=? WHERE repo=? AND name=?",
+            (*toy_sqlite.ref_values(new), repo, expected.name),
+        )
+        return True
+
+
 class ScanIgnoresTypeFilter(BrokenToySqlite):
     """scan_objs returns objects of every type, whatever types were asked for."""
 
@@ -336,6 +378,47 @@ class ScanFirstPageOnly(BrokenToySqlite):
         for row in rows:
             if types is None or row[1] in types:
                 yield ObjRow(*row)
+
+
+class ScanNotCloseable(BrokenToySqlite):
+    """scan_objs returns ``map()`` over the live cursor, with the type filter in SQL: it iterates
+    like a generator but has no ``close()``, so a caller cannot end a half-read scan and its
+    cursor stays open until garbage collection."""
+
+    mutant = "scan-not-closeable"
+    guarantee = "scans"
+    method = "scan_objs"
+
+    def scan_objs(self, repo: str, types: frozenset[str] | None) -> Iterator[ObjRow]:
+        sql, args = f"SELECT {_OBJ_COLUMNS} FROM objs WHERE repo=?", [repo]
+        if types is not None:
+            sql += f" AND type IN ({','.join('?' * len(types))})"
+            args += sorted(types)
+        return map(ObjRow._make, self._run(sql, args))
+
+
+class ScanLeavesTransactionOpen(BrokenToySqlite):
+    """scan_objs reads its pages inside one transaction, so that they form one snapshot, and
+    commits after the last page: a scan closed half-way never gets there, its transaction stays
+    open, and the next scan cannot begin one."""
+
+    mutant = "scan-leaves-transaction-open"
+    guarantee = "scans"
+    method = "scan_objs"
+
+    def scan_objs(self, repo: str, types: frozenset[str] | None) -> Iterator[ObjRow]:
+        self._run("BEGIN")
+        for offset in itertools.count(0, _SCAN_PAGE):
+            page = self._run(
+                f"SELECT {_OBJ_COLUMNS} FROM objs WHERE repo=? ORDER BY id LIMIT ? OFFSET ?",
+                (repo, _SCAN_PAGE, offset),
+            ).fetchall()
+            for row in page:
+                if types is None or row[1] in types:
+                    yield ObjRow(*row)
+            if len(page) < _SCAN_PAGE:
+                break
+        self._run("COMMIT")
 
 
 class EraseKeepsObjects(BrokenToySqlite):

@@ -9,15 +9,18 @@ request order kept, every column compared, every call confined to its repository
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from contextlib import closing
+
+import pytest
 
 from conformance.harness import BackendUnderTest, PersistFactory
 from conformance.rows import obj_row, ref_row, tag_rows
-from conformance.samples import VersionedTestObj, all_samples
+from conformance.samples import OtherVersionedTestObj, VersionedTestObj, all_samples
 from conformance.suites.base import ConformanceSuite
 from persist_spi.adapter import BackendAdapter, ObjRow
 from persist_spi.ids import ObjId, random_obj_id
-from persist_spi.objs import tag_obj
+from persist_spi.objs import GenericObj, tag_obj
 
 #: Request sizes around the chunk sizes databases and adapters commonly use (25 and 100 for
 #: DynamoDB's batch calls, 500 or 1000 for IN lists, powers of two).
@@ -49,6 +52,25 @@ CHUNK_PROBES = (
 def _scan(adapter: BackendAdapter, repo: str, types: frozenset[str] | None = None) -> list[ObjRow]:
     with closing(adapter.scan_objs(repo, types)) as rows:  # type: ignore[type-var]
         return list(rows)
+
+
+def _differing_positions(got: Sequence[ObjRow | None], expected: Sequence[ObjRow | None]) -> str:
+    """Where two long answers differ, briefly (a failing comparison of 1001 rows is unreadable)."""
+    if len(got) != len(expected):
+        return f"{len(got)} answers for {len(expected)} ids"
+    positions = [i for i, (g, e) in enumerate(zip(got, expected, strict=True)) if g != e]
+    return f"{len(positions)} of {len(expected)} positions differ, first {positions[:5]}"
+
+
+def _one_id_one_token_in_each_updateable_type() -> list[ObjRow]:
+    """The same id and version token as each updateable type; two of the type codes prefix each
+    other (lt-versioned, lt-versioned2), the third is a type this process does not know."""
+    obj_id = random_obj_id()
+    return [
+        obj_row(VersionedTestObj(id=obj_id, version_token="t", some_value="v"), 5),
+        obj_row(OtherVersionedTestObj(id=obj_id, version_token="t", some_value="o"), 6),
+        obj_row(GenericObj(id=obj_id, type_name="genericVersioned", version_token="t"), 7),
+    ]
 
 
 class PersistAdapterSuite(ConformanceSuite):
@@ -87,6 +109,29 @@ class PersistAdapterSuite(ConformanceSuite):
         gappy = [i for pair in zip(ids, (bytes(random_obj_id()) for _ in ids), strict=False) for i in pair]
         fetched = adapter.fetch_objs(repo, gappy)
         assert [row is None for row in fetched] == [i % 2 == 1 for i in range(len(gappy))]
+
+    def test_bulk_writes_answer_for_every_row_one_past_the_chunk_sizes(
+        self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
+    ) -> None:
+        """Inserts, upserts and deletes of 1001 rows: one more than 1000, 500, 100 and 25, so an
+        adapter that chunks its writes ends on a chunk of one row, which must be written and
+        answered for like the others; every step is read back in one bulk fetch."""
+        adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
+        rows = tag_rows(1001)
+        ids = [r.obj_id for r in rows]
+        assert adapter.insert_objs(repo, rows[::2]) == [True] * 501
+        inserted = adapter.insert_objs(repo, rows)
+        assert inserted == [i % 2 == 1 for i in range(1001)], "insert_objs answers by position"
+        fetched = adapter.fetch_objs(repo, ids)
+        assert fetched == rows, f"after inserting: {_differing_positions(fetched, rows)}"
+        changed = [r._replace(data=b"changed %d" % i) for i, r in enumerate(rows)]
+        adapter.upsert_objs(repo, changed)
+        fetched = adapter.fetch_objs(repo, ids)
+        assert fetched == changed, f"after upserting: {_differing_positions(fetched, changed)}"
+        adapter.delete_objs(repo, ids[:1000])
+        fetched = adapter.fetch_objs(repo, ids)
+        expected = [None] * 1000 + changed[1000:]
+        assert fetched == expected, f"after deleting 1000: {_differing_positions(fetched, expected)}"
 
     def test_fetch_refs_is_positional_with_none_in_place(
         self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
@@ -229,7 +274,60 @@ class PersistAdapterSuite(ConformanceSuite):
         assert adapter.delete_obj_if_version(repo, v1.obj_id, v1.obj_type, "1") is True
         assert adapter.fetch_objs(repo, [v1.obj_id]) == [None]
 
+    @pytest.mark.parametrize("operation", ["update_obj_if_version", "delete_obj_if_version"])
+    def test_conditional_writes_match_the_stored_type_exactly(
+        self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory, operation: str
+    ) -> None:
+        """An id holds one object of one type: a conditional write that names another type fails,
+        even with the stored version token, for every pair of updateable types (also when one type
+        code prefixes the other); the same write naming the stored type then applies."""
+        adapter = lochkit_backend.adapter
+        kinds = _one_id_one_token_in_each_updateable_type()
+        for stored in kinds:
+            repo = persist_factory().repository_id
+            assert adapter.insert_objs(repo, [stored]) == [True]
+            for other in (k for k in kinds if k.obj_type != stored.obj_type):
+                if operation == "update_obj_if_version":
+                    new = other._replace(version_token="t2")
+                    written = adapter.update_obj_if_version(repo, other.obj_type, "t", new)
+                else:
+                    written = adapter.delete_obj_if_version(repo, stored.obj_id, other.obj_type, "t")
+                assert written is False, f"{operation} for {other.obj_type!r} changed a {stored.obj_type!r}"
+                assert adapter.fetch_objs(repo, [stored.obj_id]) == [stored]
+            if operation == "update_obj_if_version":
+                new = stored._replace(version_token="t2", referenced=9)
+                assert adapter.update_obj_if_version(repo, stored.obj_type, "t", new) is True
+                assert adapter.fetch_objs(repo, [stored.obj_id]) == [new]
+            else:
+                assert adapter.delete_obj_if_version(repo, stored.obj_id, stored.obj_type, "t") is True
+                assert adapter.fetch_objs(repo, [stored.obj_id]) == [None]
+
     # --- scans, erase and repository isolation ----------------------------------------------------
+
+    def test_a_scan_closed_half_way_lets_go_of_what_it_holds(
+        self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
+    ) -> None:
+        """``scan_objs`` must return a generator, or something else with ``close()``: a caller that
+        stops reading closes it, and the adapter must then let go of its cursor, its transaction or
+        its pooled connection. After several scans abandoned in a row, every call works as before."""
+        adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
+        rows = tag_rows(250)  # more than one page of a scan that reads in pages
+        assert all(adapter.insert_objs(repo, rows))
+        for _ in range(5):  # more than a small connection pool holds
+            scan = adapter.scan_objs(repo, None)
+            close = getattr(scan, "close", None)
+            assert callable(close), (
+                f"scan_objs returned a {type(scan).__name__}, which has no close(): a caller cannot "
+                "end a half-read scan, so its cursor stays open until garbage collection"
+            )
+            assert next(scan) in rows
+            close()
+            assert next(scan, None) is None, "a closed scan went on yielding rows"
+        key = lambda r: r.obj_id  # noqa: E731
+        assert sorted(_scan(adapter, repo), key=key) == sorted(rows, key=key)
+        more = tag_rows(3, label="after the scans")
+        assert adapter.insert_objs(repo, more) == [True] * 3
+        assert adapter.fetch_objs(repo, [r.obj_id for r in more]) == more
 
     def test_scan_objs_filters_by_type_and_returns_every_row(
         self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory

@@ -168,6 +168,34 @@ class PersistRacesSuite(ConformanceSuite):
         results = self._race(lochkit_backend, update, read=read, after_round=check)
         _one_winner_per_round(results, "conditional updates")
 
+    def test_a_conditional_update_racing_conditional_deletes_of_one_version_has_one_winner(
+        self, persist: Persist, lochkit_backend: BackendUnderTest
+    ) -> None:
+        """Every worker acts on the same stored version: one replaces it, the others delete it.
+        Exactly one may succeed, and what is stored afterwards must be the winner's doing: the new
+        version if the update won, nothing if a delete did (a delete that compared before the
+        update and deleted after it removes a version it never saw)."""
+        objs = [
+            VersionedTestObj(id=random_obj_id(), version_token="start", some_value=str(r))
+            for r in range(self.rounds)
+        ]
+        updated = [dataclasses.replace(obj, version_token="updated", some_value="new") for obj in objs]
+
+        def before(r: int) -> None:
+            assert persist.store_obj(objs[r]) is True
+
+        def act(r: int, w: int) -> bool:
+            if w == 0:
+                return persist.update_conditional(objs[r], updated[r])
+            return persist.delete_conditional(objs[r])
+
+        results = self._race(lochkit_backend, act, before_round=before)
+        _one_winner_per_round(results, "conditional updates and deletes")
+        stored = persist.fetch_objs_if_exist([obj.id for obj in objs])
+        for r, found in enumerate(stored):
+            expected = updated[r] if results[r][0] else None
+            assert found == expected, f"round {r}: the winner was worker {results[r].index(True)}"
+
     def test_gc_racing_a_rewrite_never_deletes_the_rewritten_object(
         self, persist: Persist, lochkit_backend: BackendUnderTest
     ) -> None:

@@ -141,6 +141,25 @@ class PersistRepositoriesSuite(ConformanceSuite):
         first.update_reference_pointer(ref, EMPTY_OBJ_ID)
         assert second.fetch_reference(ref.name) == ref
 
+    def test_deletes_in_one_repository_keep_the_same_objects_in_another(
+        self, persist_factory: PersistFactory
+    ) -> None:
+        """Ids are content hashes, so repositories sharing a database often hold the same objects:
+        deleting them in bulk, one by one or conditionally removes them from one repository only."""
+        mine, theirs = persist_factory(), persist_factory()
+        plain: list[Obj] = [content_value(f"shared-{i}", 1, b"shared %d" % i) for i in range(20)]
+        versioned = VersionedTestObj(id=random_obj_id(), version_token="1", some_value="shared")
+        everything = [*plain, versioned]
+        for persist in (mine, theirs):
+            assert persist.store_objs(everything) == [True] * len(everything)
+        mine.delete_objs([o.id for o in plain[:10]])
+        mine.delete_obj(plain[10].id)
+        assert mine.delete_conditional(versioned) is True
+        ids = [o.id for o in everything]
+        assert mine.fetch_objs_if_exist(ids) == [None] * 11 + plain[11:] + [None]
+        assert theirs.fetch_objs_if_exist(ids) == everything
+        assert _ids(_scan(theirs)) == _ids(everything)
+
     def test_repository_ids_that_prefix_each_other_do_not_mix(self, persist_factory: PersistFactory) -> None:
         """Backends that build row keys by concatenation must delimit the repository id."""
         repos = ["a", "a:", "a:b", "ab", "", "ä", "a/b"]
