@@ -63,4 +63,7 @@ class BrokenToySqlite(Broken, toy_sqlite.ToySqliteAdapter):
 
     @classmethod
     def open(cls) -> BackendAdapter:
-        return cls(Path(tempfile.mkdtemp(prefix=f"lochkit-mutant-{cls.mutant}-")) / "db.sqlite")
+        # A scratch directory of its own, removed on close: run outside the self-check (which
+        # gives every run a temporary directory of its own), it would otherwise stay behind.
+        scratch = Path(tempfile.mkdtemp(prefix=f"lochkit-mutant-{cls.mutant}-"))
+        return cls(scratch / "db.sqlite", scratch)
