@@ -23,6 +23,9 @@ Three guards, for conformance suite tests only:
   once without asking the server again.
 
 Registered by :mod:`conformance.plugin` (``pytest_plugins``), so it is active wherever the plugin is.
+
+PYTEST_DONT_REWRITE: the plugin module imports this one before pytest registers it as a plugin, so
+pytest could not rewrite its asserts anyway and would warn in every run; there are none to rewrite.
 """
 
 from __future__ import annotations

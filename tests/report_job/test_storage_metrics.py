@@ -9,12 +9,12 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from report_job.test_inventory import SMALL_INDEX, make_repository
 from reports import storage_metrics as sm
 from reports.inputs import HadoopFs, discover
 from reports.inventory import write_inventory
 from reports.loading import load_inventories
 from reports.projection import parse_projection
-from tests.report_job.test_inventory import SMALL_INDEX, make_repository
 
 
 @pytest.fixture(scope="module")
