@@ -6,13 +6,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
-import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow.parquet as pq
 import pytest
 
 import lochkit.targets
@@ -20,21 +18,12 @@ from loadgen.targets import Target
 from persist_spi.errors import BackendUnavailable
 from persist_spi.versionstore.content import ContentKey
 
+from .run_files import commit_events, run_json
+
 if TYPE_CHECKING:  # fixtures of conftest.py
     from .conftest import CliResult, RocksRepository
 
 Cli = Callable[..., "CliResult"]
-COMMIT = "commitMultipleOperations"
-
-
-def run_json(path: Path) -> dict[str, Any]:
-    doc = json.loads((path / "run.json").read_text())
-    assert isinstance(doc, dict)
-    return doc
-
-
-def commit_events(path: Path) -> list[dict[str, Any]]:
-    return [r for r in pq.read_table(path / "events.parquet").to_pylist() if r["action"] == COMMIT]
 
 
 class _FailingCommits:

@@ -6,14 +6,12 @@ repository (a RocksDB repository the test reads back) and on the run directory; 
 from __future__ import annotations
 
 import itertools
-import json
 import random
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import pyarrow.parquet as pq
 import pytest
 
 from backends.inmemory import InMemoryBackendFactory
@@ -28,21 +26,12 @@ from persist_spi.versionstore.content import (
 )
 from persist_spi.versionstore.refs import branch
 
+from .run_files import commit_events, run_json
+
 if TYPE_CHECKING:  # fixtures of conftest.py
     from .conftest import CliResult, RocksRepository
 
 Cli = Callable[..., "CliResult"]
-COMMIT = "commitMultipleOperations"
-
-
-def run_json(path: Path) -> dict[str, Any]:
-    doc = json.loads((path / "run.json").read_text())
-    assert isinstance(doc, dict)
-    return doc
-
-
-def commit_events(path: Path) -> list[dict[str, Any]]:
-    return [r for r in pq.read_table(path / "events.parquet").to_pylist() if r["action"] == COMMIT]
 
 
 def tables(rocks: RocksRepository, ref: str = "main") -> dict[ContentKey, str]:
