@@ -203,6 +203,72 @@ class VersionStoreConcurrencySuite(VersionStoreSuite):
             "concurrent": table("c"),
         }
 
+    # --- remembered branch rows ------------------------------------------------------------------
+    # A store builds a commit's first attempt on the branch row its process last saw, without
+    # reading it. Another writer (here: a store over another Persist object, which remembers
+    # nothing of this one) makes that row stale; the compare-and-swap must catch it, and no
+    # answer may be decided on the stale row.
+
+    @pytest.mark.lochkit_requires("injected_faults")
+    def test_a_commit_after_another_writer_moved_the_branch_lands_on_the_new_head(
+        self, vs: VersionStore, persist: Persist
+    ) -> None:
+        b = branch("remembered")
+        vs.create_reference(b)
+        self.commit(vs, b, Put(key("mine-1"), table("1")))  # vs now remembers this head
+        other = VersionStore(FaultInjectingPersist(persist))
+        theirs = other.commit(b, None, CommitMeta("theirs"), [Put(key("theirs"), table("t"))]).hash
+        mine = vs.commit(b, None, CommitMeta("mine 2"), [Put(key("mine-2"), table("2"))])
+        assert mine.parent == theirs
+        assert self.messages(vs, b)[:2] == ["mine 2", "theirs"]
+        assert self.values(vs, b, ["mine-1", "theirs", "mine-2"]) == {
+            "mine-1": table("1"),
+            "theirs": table("t"),
+            "mine-2": table("2"),
+        }
+
+    @pytest.mark.lochkit_requires("injected_faults")
+    def test_a_stale_remembered_row_decides_no_error(self, vs: VersionStore, persist: Persist) -> None:
+        """The expected hash is the head another writer made, which the remembered row's history
+        does not hold: the commit succeeds. Creating a key that other writer created is a
+        conflict, reported with the key's current content."""
+        b = branch("remembered")
+        vs.create_reference(b)
+        self.commit(vs, b, Put(key("mine"), table("1")))
+        other = VersionStore(FaultInjectingPersist(persist))
+        theirs = other.commit(b, None, CommitMeta("theirs"), [Put(key("taken"), table("t"))]).hash
+        landed = vs.commit(b, theirs, CommitMeta("on theirs"), [Put(key("next"), table("n"))])
+        assert landed.parent == theirs
+        other.commit(b, None, CommitMeta("theirs 2"), [Put(key("taken-2"), table("t2"))])
+        with pytest.raises(ReferenceConflictError) as e:
+            vs.commit(b, None, CommitMeta("mine"), [Put(key("taken-2"), table("mine"))])
+        assert [str(c.key) for c in e.value.conflicts] == ["taken-2"]
+        assert self.values(vs, b, ["taken-2"]) == {"taken-2": table("t2")}
+
+    @pytest.mark.lochkit_requires("injected_faults")
+    def test_a_branch_recreated_by_another_writer_at_the_remembered_head(
+        self, vs: VersionStore, persist: Persist
+    ) -> None:
+        """Deleted and created again at the very commit this store remembers: same pointer, new
+        row. The commit lands on the new branch, and the old row is never written back."""
+        b = branch("remembered")
+        vs.create_reference(b)
+        head = self.commit(vs, b, Put(key("k"), table("1")))
+        other = VersionStore(FaultInjectingPersist(persist))
+        other.delete_reference(b, head)
+        assert other.create_reference(b, head).hash == head
+        recreated = persist.fetch_reference(b.full_name)
+        assert recreated is not None
+        mine = vs.commit(b, None, CommitMeta("after"), [Put(key("k2"), table("2"))])
+        assert mine.parent == head
+        row = persist.fetch_reference(b.full_name)
+        assert row is not None
+        assert (row.pointer, row.deleted, row.created_at_micros) == (
+            mine.hash,
+            False,
+            recreated.created_at_micros,
+        )
+
     # --- unknown outcomes ------------------------------------------------------------------------
 
     @pytest.mark.lochkit_requires("injected_faults")

@@ -56,6 +56,9 @@ class CommitState:
     #: The store key of each operation, by position; set (and the operations checked for
     #: duplicates) by the first attempt.
     store_keys: list[StoreKey] | None = None
+    #: Whether an attempt on the branch row this process remembered was considered (first
+    #: attempt only: a retry always reads the row).
+    tried_known_head: bool = False
 
     def value_for(self, position: int, content_id: str, content: Content) -> ContentValueObj:
         """The content value of ``content`` under ``content_id``, built once per commit."""

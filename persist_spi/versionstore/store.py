@@ -53,6 +53,7 @@ from persist_spi.versionstore.errors import (
     unexpected_hash,
 )
 from persist_spi.versionstore.keymap import from_store_key, store_key_max, store_key_min, to_store_key
+from persist_spi.versionstore.known_heads import known_heads_of
 from persist_spi.versionstore.meta import CommitMeta, commit_meta_of, commit_time_of
 from persist_spi.versionstore.namespaces import namespace_conflicts
 from persist_spi.versionstore.operations import Delete, MergeBehavior, MergeKeyBehavior, Operation, Put
@@ -101,6 +102,8 @@ class VersionStore:
         self.commits = CommitLogic(persist)
         self.refs = ReferenceLogic(persist)
         self.repository = RepositoryLogic(persist)
+        #: Branch rows as this process last read or moved them (shared by the stores of one Persist).
+        self.known_heads = known_heads_of(persist)
         self._default_branch = default_branch
         #: How commits land on a branch: ``policy``, else the store config's ``commit-policy``
         #: (one policy object per Persist and name, so stores sharing a Persist coordinate).
@@ -159,12 +162,14 @@ class VersionStore:
             extended = info.id
         elif message is not None or headers is not None or signature is not None:
             raise ValueError("Only tags carry a message, headers or a signature")
+        self.known_heads.forget(ref.full_name)
         try:
             return self._info(self.refs.create_reference(ref.full_name, target, extended))
         except RefAlreadyExists:
             raise ReferenceAlreadyExistsError(f"Named reference '{ref.name}' already exists.") from None
 
     def delete_reference(self, ref: NamedRef, expected_hash: ObjId) -> ObjId:
+        self.known_heads.forget(ref.full_name)
         try:
             self.refs.delete_reference(ref.full_name, expected_hash)
         except RefNotFound:
@@ -184,6 +189,7 @@ class VersionStore:
         if expected_hash is not None and current.pointer != expected_hash:
             raise self._unexpected_hash(ref, expected_hash, current.pointer)
         self._check_commit_exists(target)
+        self.known_heads.forget(ref.full_name)
         try:
             self.refs.assign_reference(current, target)
         except RefConditionFailed as e:
@@ -259,7 +265,12 @@ class VersionStore:
     # --- what commit policies ask of the store (policies.base.Committer) -------------------------
 
     def read_branch(self, branch: NamedRef) -> Reference:
-        return self._row(branch, for_update=True)
+        row = self._row(branch, for_update=True)
+        self.known_heads.remember(row)
+        return row
+
+    def known_branch(self, branch: NamedRef) -> Reference | None:
+        return self.known_heads.get(branch.full_name)
 
     def build_on(
         self,
@@ -375,15 +386,19 @@ class VersionStore:
     def _move_branch(self, ref: Reference, new_head: ObjId) -> None:
         """Compare-and-swap the branch; a lost race retries the whole attempt on the new head."""
         try:
-            self.persist.update_reference_pointer(ref, new_head)
+            moved = self.persist.update_reference_pointer(ref, new_head)
         except RefConditionFailed:
+            self.known_heads.lost_race(ref.name)
             raise RetryNeeded() from None
         except UnknownOperationResult:
+            self.known_heads.forget(ref.name)
             # The write may have happened. If it did, our commit is in the branch's history, at
             # its head or (when others committed on top since) below it.
             now = self.persist.fetch_reference_for_update(ref.name)
             if now is None or not commit_in_history(self.commits, now.pointer, new_head):
                 raise RetryNeeded() from None
+        else:
+            self.known_heads.remember(moved)
 
     def _with_retries(self, attempt: Callable[[object], T]) -> T:
         """Run a branch-changing ``attempt`` (merge, transplant) in Nessie's bounded retry loop."""

@@ -113,6 +113,11 @@ class Committer(Protocol):
         """The branch's row, read from the database (never from a cache)."""
         ...
 
+    def known_branch(self, branch: NamedRef) -> Reference | None:
+        """The branch's row as this process last read or moved it, when it may be built on
+        without reading it again (a lost compare-and-swap tells when it was stale)."""
+        ...
+
     def build_on(
         self,
         request: CommitRequest,

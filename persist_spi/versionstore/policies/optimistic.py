@@ -9,18 +9,48 @@ from __future__ import annotations
 
 from typing import Any
 
-from persist_spi.logic.retry import DEFAULT_RETRY_CLOCK, RetryClock
+from persist_spi.logic.retry import DEFAULT_RETRY_CLOCK, RetryClock, RetryNeeded
+from persist_spi.references import Reference
 from persist_spi.versionstore.committing import CommitState
+from persist_spi.versionstore.errors import ReferenceConflictError, ReferenceNotFoundError
 from persist_spi.versionstore.policies.base import CommitPolicy, CommitRequest, Committer, with_retries
 from persist_spi.versionstore.results import CommitResult
 
 
 def attempt_once(store: Committer, request: CommitRequest, state: CommitState) -> CommitResult:
     """One optimistic attempt: read the branch, build and store the commit on its head, move the
-    branch by compare-and-swap (RetryNeeded when another commit got there first)."""
+    branch by compare-and-swap (RetryNeeded when another commit got there first).
+
+    A commit's first attempt builds on the branch row this process last saw, when it has one,
+    without reading it (:mod:`persist_spi.versionstore.known_heads`). If that row turns out stale,
+    the attempt goes on at once with the row read from the database: a request is only ever
+    judged (conflicts, expected hash, validation errors) and reported on a row that is current."""
+    if not state.tried_known_head:
+        state.tried_known_head = True
+        known = store.known_branch(request.branch)
+        if known is not None:
+            result = _attempt_on_known_head(store, request, state, known)
+            if result is not None:
+                return result
     head = store.read_branch(request.branch)
     built = store.build_on(request, state, head)
     store.move_branch(head, built.commit.id)
+    return built.result
+
+
+def _attempt_on_known_head(
+    store: Committer, request: CommitRequest, state: CommitState, known: Reference
+) -> CommitResult | None:
+    """Build on ``known`` and move the branch from it; None when ``known`` proved stale (an error
+    that a stale head can cause, or a lost compare-and-swap)."""
+    try:
+        built = store.build_on(request, state, known)
+    except (ReferenceConflictError, ReferenceNotFoundError, ValueError):
+        return None
+    try:
+        store.move_branch(known, built.commit.id)
+    except RetryNeeded:
+        return None
     return built.result
 
 
