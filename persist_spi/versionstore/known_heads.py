@@ -24,13 +24,19 @@ from persist_spi.versionstore.policies.base import PerPersist
 #: many attempts of a writer that races another process, short enough that a branch whose other
 #: writer went away soon commits with one round trip less again.
 QUIET_AFTER_LOST_RACE_NANOS: Final = 1_000_000_000
+#: Rows kept per Persist; beyond, the longest unused goes (a load that creates many branches must
+#: not grow the memory without end; a forgotten branch only costs its next commit one read).
+MAX_REMEMBERED_BRANCHES: Final = 10_000
 
 
 class KnownHeads:
     """Branch rows by full name, as this process last saw them in the database; thread-safe."""
 
-    def __init__(self, now_nanos: Callable[[], int] = time.monotonic_ns) -> None:
+    def __init__(
+        self, now_nanos: Callable[[], int] = time.monotonic_ns, capacity: int = MAX_REMEMBERED_BRANCHES
+    ) -> None:
         self._now_nanos = now_nanos
+        self._capacity = capacity
         self._rows: dict[str, Reference] = {}
         self._quiet_until: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -54,7 +60,16 @@ class KnownHeads:
             self.forget(row.name)
             return
         with self._lock:
-            self._rows[row.name] = row
+            rows = self._rows
+            rows.pop(row.name, None)  # re-inserted last: the dict's order is the order of use
+            rows[row.name] = row
+            if len(rows) > self._capacity:
+                del rows[next(iter(rows))]
+            quiet = self._quiet_until
+            if len(quiet) > self._capacity:
+                now = self._now_nanos()
+                for name in [n for n, until in quiet.items() if until <= now]:
+                    del quiet[name]
 
     def lost_race(self, name: str) -> None:
         """A compare-and-swap on ``name`` found another row: someone else writes this branch."""

@@ -69,6 +69,18 @@ class _CountingPersist(FaultInjectingPersist):
         return super().fetch_references_for_update(names)
 
 
+def test_the_memory_keeps_the_most_recently_used_rows_up_to_its_capacity() -> None:
+    heads = KnownHeads(capacity=2)
+    heads.remember(_row("refs/heads/a"))
+    heads.remember(_row("refs/heads/b"))
+    heads.remember(_row("refs/heads/a"))  # used again: now the newest
+    heads.remember(_row("refs/heads/c"))
+    assert [n for n in ("refs/heads/a", "refs/heads/b", "refs/heads/c") if heads.get(n)] == [
+        "refs/heads/a",
+        "refs/heads/c",
+    ]
+
+
 def _put(store: VersionStore, name: str) -> None:
     store.commit(
         MAIN, None, CommitMeta(name), [Put(ContentKey.of(name), IcebergTable(metadata_location=name))]
