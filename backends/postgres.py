@@ -29,7 +29,6 @@ from backends.postgres_errors import ErrorContext, Kind, backoff_delays, classif
 from backends.postgres_schema import create, inspect, judge, mismatch_fix
 from backends.postgres_sql import (
     DIALECTS,
-    POSTGRESQL,
     SCHEMA_VERSION,
     Dialect,
     Statements,
@@ -69,16 +68,6 @@ T = TypeVar("T")
 Work = Callable[["Connection[Any]"], T]
 
 
-def _use_generic_plans(conn: Connection[Any]) -> None:
-    """Plan each prepared statement once, without its parameter values. With a plan per call,
-    PostgreSQL judged a repository its statistics did not know yet (every new one, until
-    autovacuum analyses the table) to hold about one object, and looked ids up by scanning all of
-    the repository's objects with ``obj_id = ANY(...)`` as a filter: a commit without the object
-    cache went from 1 to 5 ms, growing with the repository. The generic plan uses both key columns
-    in the index condition whatever the statistics say, and skips planning on every call."""
-    conn.execute("SET plan_cache_mode = force_generic_plan")
-
-
 class PostgresAdapter(BackendAdapter):
     """One database reached through a bounded pool of connections."""
 
@@ -95,7 +84,6 @@ class PostgresAdapter(BackendAdapter):
             # Every statement text is fixed, so each is prepared on its first use on a connection
             # rather than after psycopg's default five.
             kwargs={"autocommit": True, "prepare_threshold": 0},
-            configure=_use_generic_plans if dialect is POSTGRESQL else None,
             min_size=settings.pool_min,
             max_size=settings.pool_max,
             timeout=settings.pool_timeout,
@@ -252,7 +240,7 @@ class PostgresAdapter(BackendAdapter):
         def work(conn: Connection[Any]) -> dict[bytes, ObjRow]:
             found: dict[bytes, ObjRow] = {}
             for chunk in _chunks(ids, _ID_CHUNK):
-                for row in conn.execute(self._sql.fetch_objs, [repo, list(chunk)], binary=True):
+                for row in conn.execute(self._sql.fetch_objs, [list(chunk), repo], binary=True):
                     found[row[0]] = ObjRow(*row)
             return found
 

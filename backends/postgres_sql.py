@@ -141,7 +141,19 @@ class Statements:
         self.delete_ref = f"DELETE FROM {refs} WHERE {ref_condition}"
 
         obj_cols = "obj_id, obj_type, obj_vers, obj_value, obj_ref"
-        self.fetch_objs = f"SELECT {obj_cols} FROM {objs} WHERE repo = %s AND obj_id = ANY(%b)"
+        # One index lookup per id, whatever the statistics say: with ``obj_id = ANY(...)``, a
+        # repository the table's statistics did not know yet (every new one, until autovacuum
+        # analyses the table) was estimated at one object, and PostgreSQL read all of its objects
+        # with the ids as a filter. ``OFFSET 0`` keeps the subquery from being merged into a join
+        # the planner could make the same choice for. CockroachDB's planner is another one: it
+        # keeps the plain form (its parameters in the same order: ids, then repository).
+        if dialect.has_upsert:
+            self.fetch_objs = f"SELECT {obj_cols} FROM {objs} WHERE obj_id = ANY(%b) AND repo = %s"
+        else:
+            self.fetch_objs = (
+                f"SELECT o.* FROM unnest(%b::bytea[]) AS u(id) CROSS JOIN LATERAL "
+                f"(SELECT {obj_cols} FROM {objs} WHERE repo = %s AND obj_id = u.id OFFSET 0) AS o"
+            )
         rows = (
             "SELECT %s::text, u.* FROM unnest(%b::bytea[], %s::text[], %s::text[], %b::bytea[], %s::int8[]) "
             f"AS u({obj_cols})"
