@@ -133,3 +133,17 @@ def test_a_branch_changed_by_this_store_is_not_built_on_from_memory(persist: Ada
     _put(store, "three")
     assert counting.calls["update_reference_pointer"] - before == 1
     assert next(iter(store.get_commits(MAIN))).parent == first
+
+
+def test_a_commit_after_the_repository_was_rebuilt_elsewhere_lands() -> None:
+    """The remembered head commit is gone (the repository was erased and initialised again through
+    another Persist): the commit is built on the branch as it is now."""
+    adapter = InMemoryAdapter()
+    mine = VersionStore(AdapterPersist(adapter, StoreConfig()))
+    RepositoryLogic(mine.persist).initialize("main")
+    _put(mine, "before")
+    elsewhere = AdapterPersist(adapter, StoreConfig())
+    elsewhere.erase()
+    RepositoryLogic(elsewhere).initialize("main")
+    _put(mine, "after")
+    assert [e.meta.message for e in mine.get_commits(MAIN)] == ["after"]

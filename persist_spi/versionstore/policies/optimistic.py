@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from persist_spi.errors import ObjNotFound
 from persist_spi.logic.retry import DEFAULT_RETRY_CLOCK, RetryClock, RetryNeeded
 from persist_spi.references import Reference
 from persist_spi.versionstore.committing import CommitState
@@ -42,10 +43,11 @@ def _attempt_on_known_head(
     store: Committer, request: CommitRequest, state: CommitState, known: Reference
 ) -> CommitResult | None:
     """Build on ``known`` and move the branch from it; None when ``known`` proved stale (an error
-    that a stale head can cause, or a lost compare-and-swap)."""
+    that a stale head can cause, or a lost compare-and-swap). A head commit that is gone means the
+    repository was erased or rebuilt behind this process's back."""
     try:
         built = store.build_on(request, state, known)
-    except (ReferenceConflictError, ReferenceNotFoundError, ValueError):
+    except (ReferenceConflictError, ReferenceNotFoundError, ValueError, ObjNotFound):
         return None
     try:
         store.move_branch(known, built.commit.id)
