@@ -27,14 +27,7 @@ from backends.postgres_config import PgSettings, parse_settings
 from backends.postgres_connections import ConnectionShelf
 from backends.postgres_errors import ErrorContext, Kind, backoff_delays, classify
 from backends.postgres_schema import create, inspect, judge, mismatch_fix
-from backends.postgres_sql import (
-    DIALECTS,
-    SCHEMA_VERSION,
-    Dialect,
-    Statements,
-    detect_dialect,
-    short_version,
-)
+from backends.postgres_sql import DIALECTS, SCHEMA_VERSION, Dialect, Statements, detect_dialect, short_version
 from backends.postgres_watchdog import Deadline, StatementWatchdog
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import BackendConfigError, BackendSchemaMismatch, LochkitError, UnknownOperationResult
