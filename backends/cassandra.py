@@ -31,7 +31,9 @@ from persist_spi.registry import BackendFactory
 
 #: Cassandra refuses a mutation above half of ``commitlog_segment_size`` (32 MiB by default, so
 #: 16 MiB); 8 MiB leaves room for the other columns, the Paxos state row and smaller segments.
-CAPABILITIES = Capabilities(hard_object_size_limit=8 * 1024 * 1024, multi_process=True, durable=True)
+CAPABILITIES = Capabilities(
+    hard_object_size_limit=8 * 1024 * 1024, multi_process=True, durable=True, lists_repositories=True
+)
 SELECT_CHUNK: Final = 20
 MAX_IN_FLIGHT: Final = 20
 #: Directory entries per single-partition (unlogged, atomic) batch; stays below the 5 KiB warning.
@@ -301,6 +303,18 @@ class CassandraAdapter(BackendAdapter):
         self._run_all(
             "erase the repository directory", [(delete_directory, (r, ALL_BUCKETS)) for r in listed]
         )
+
+    def list_repositories(self) -> Iterator[str]:
+        # Each reference is a partition of its own, so the listing reads every partition key of
+        # the references table (a few per repository); the large objects table is not read.
+        select = self._statement("SELECT DISTINCT repo, ref_name FROM {ks}.refs")
+        result = self._run("list repositories", select, ())
+        seen: set[str] = set()
+        with self._errors("list repositories"):  # later pages are fetched here
+            for repo, _ in result:
+                if repo not in seen:
+                    seen.add(repo)
+                    yield repo
 
     def _directory(self, repo: str, kinds: tuple[str, ...]) -> Iterator[tuple[str, bytes]]:
         """(kind, key) of every directory entry of the repository, in one request over all bucket

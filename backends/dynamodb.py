@@ -26,6 +26,7 @@ CAPABILITIES: Final = Capabilities(
     # Durability is DynamoDB's; an emulator run with -inMemory loses data only when it stops,
     # never when an adapter is closed and re-opened.
     durable=True,
+    lists_repositories=True,
 )
 
 

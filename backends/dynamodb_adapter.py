@@ -211,6 +211,15 @@ class DynamoDBAdapter(BackendAdapter):
             if not types or item["y"]["S"] in types:
                 yield obj_row(bytes.fromhex(item["k"]["S"][len(prefix) :]), item)
 
+    def list_repositories(self) -> Iterator[str]:
+        """A Scan of the references table (keys only); the objects table is not read."""
+        seen: set[str] = set()
+        for item in self._scan(self._refs, "list repositories", ProjectionExpression="k"):
+            repo = repo_of_key(item["k"]["S"])
+            if repo is not None and repo not in seen:
+                seen.add(repo)
+                yield repo
+
     def erase_repositories(self, repos: Collection[str]) -> None:
         wanted = set(repos)
         if not wanted:

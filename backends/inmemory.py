@@ -14,6 +14,7 @@ CAPABILITIES = Capabilities(
     hard_object_size_limit=None,
     multi_process=False,
     durable=False,
+    lists_repositories=True,
     capability_reasons={
         "hard_object_size_limit": "objects live in a Python dict, which imposes no size limit",
         "multi_process": "the data lives in one process's memory; no other process can reach it",
@@ -150,6 +151,11 @@ class InMemoryAdapter(BackendAdapter):
                 del self._refs[refs_key]
             for obj_key in [k for k in self._objs if k[0] in wanted]:
                 del self._objs[obj_key]
+
+    def list_repositories(self) -> Iterator[str]:
+        with self._lock:
+            repos = {repo for repo, _ in self._refs}
+        yield from repos
 
 
 class InMemoryBackendFactory(BackendFactory):

@@ -59,7 +59,10 @@ _FERRETDB_CAS_REASON = (
 )
 
 CAPABILITIES = Capabilities(
-    hard_object_size_limit=MAX_BSON_SIZE - DOCUMENT_OVERHEAD, multi_process=True, durable=True
+    hard_object_size_limit=MAX_BSON_SIZE - DOCUMENT_OVERHEAD,
+    multi_process=True,
+    durable=True,
+    lists_repositories=True,
 )
 #: FerretDB evaluates a write's filter, then writes by ``_id`` in another transaction, so two
 #: compare-and-swaps can both "succeed". This lock serialises the writes of one process (every
@@ -188,6 +191,7 @@ class MongoAdapter(BackendAdapter):
             hard_object_size_limit=limit,
             multi_process=not self._is_ferretdb,
             durable=True,
+            lists_repositories=True,
             capability_reasons=reasons,
         )
 
@@ -390,6 +394,11 @@ class MongoAdapter(BackendAdapter):
                     yield _obj_row(doc, prefix_len)
             finally:
                 cursor.close()  # also when the caller abandons the scan (GeneratorExit)
+
+    def list_repositories(self) -> Iterator[str]:
+        with mapped_errors(self._ctx, "list repositories", write=False):
+            repos = [str(r) for r in self._refs.distinct("r")]
+        yield from repos
 
     def erase_repositories(self, repos: Collection[str]) -> None:
         wanted = {"r": {"$in": sorted(repos)}}

@@ -40,6 +40,7 @@ CAPABILITIES = Capabilities(
     hard_object_size_limit=None,
     multi_process=True,
     durable=True,
+    lists_repositories=True,
     capability_reasons={
         # A bytea value may hold up to 1 GiB, far beyond anything the core writes.
         "hard_object_size_limit": "PostgreSQL imposes no value size limit the core could reach",
@@ -331,6 +332,15 @@ class PostgresAdapter(BackendAdapter):
             if kind is Kind.OTHER:
                 raise
             raise self._translate(kind, e, "scanning objects", write=False, attempts=1) from e
+
+    def list_repositories(self) -> Iterator[str]:
+        # The references table is small (a few rows per repository), so one read is enough.
+        repos = self._run(
+            "listing repositories",
+            lambda conn: [row[0] for row in conn.execute(self._sql.list_repositories)],
+            write=False,
+        )
+        yield from repos
 
     def erase_repositories(self, repos: Collection[str]) -> None:
         for chunk in _chunks(sorted(repos), _ID_CHUNK):

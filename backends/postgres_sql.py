@@ -180,6 +180,7 @@ class Statements:
             f"WHERE {version_condition}"
         )
         self.delete_obj_if_version = f"DELETE FROM {objs} WHERE {version_condition}"
+        self.list_repositories = f"SELECT DISTINCT repo FROM {refs}"
         self.scan_objs = f"SELECT {obj_cols} FROM {objs} WHERE repo = %s"
         self.scan_objs_of_types = f"{self.scan_objs} AND obj_type = ANY(%s)"
         # One statement for both tables: atomic without BEGIN/COMMIT round trips (a data-modifying

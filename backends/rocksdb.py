@@ -32,6 +32,7 @@ CAPABILITIES = Capabilities(
     hard_object_size_limit=None,
     multi_process=False,
     durable=True,
+    lists_repositories=True,
     capability_reasons={
         # RocksDB values may be up to 3 GiB, far beyond anything the core writes.
         "hard_object_size_limit": "RocksDB imposes no value size limit the core could reach",
@@ -303,6 +304,18 @@ class RocksDBAdapter(BackendAdapter):
             end = _prefix_end(prefix)
             self._refs.delete_range(prefix, end)
             self._objs.delete_range(prefix, end)
+
+    def list_repositories(self) -> Iterator[str]:
+        # Keys start with the length-prefixed repository id: read one key, then seek past every
+        # key of that repository, so the walk costs one seek per repository, not one per reference.
+        cursor = self._refs.iter()
+        cursor.seek_to_first()
+        while cursor.valid():
+            key: bytes = cursor.key()
+            (length,) = struct.unpack_from(">H", key)
+            repo = key[2 : 2 + length].decode("utf-8")
+            yield repo
+            cursor.seek(_prefix_end(_repo_prefix(repo)))
 
 
 class RocksDBBackendFactory(BackendFactory):

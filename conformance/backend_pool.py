@@ -21,6 +21,7 @@ from conformance.harness import BackendUnderTest
 from conformance.provisioning import Provisioned, ProvisioningFailed, provision
 from conformance.setup_failure import SetupFailure
 from conformance.workdir import make_workdir, remove_workdir
+from persist_spi.ownership import guard_database
 from persist_spi.registry import BackendFactory
 
 
@@ -37,6 +38,9 @@ class _Running:
 class BackendPool:
     urls: Mapping[str, str]
     method: str
+    #: The user opted in to running the suites in a database that holds someone's data (the
+    #: suites still write only into scratch repositories there).
+    allow_existing_data: bool = False
     current: _Running | None = None
     #: Backends and servers that could not be provisioned or set up, with why (never asked again).
     failed: dict[tuple[str, type], SetupFailure] = field(default_factory=dict)
@@ -58,6 +62,12 @@ class BackendPool:
             adapter = factory.create(provisioned.url, provisioned.options)
             try:
                 adapter.setup_schema()
+                if not provisioned.started_here:
+                    guard_database(
+                        adapter,
+                        allow_existing=self.allow_existing_data,
+                        writes_into="only into scratch repositories of its own, and erases only those",
+                    )
             except BaseException:
                 adapter.close()
                 raise

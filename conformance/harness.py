@@ -12,6 +12,7 @@ from conformance.provisioning import Provisioned
 from persist_spi.adapter import BackendAdapter, Capabilities
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
+from persist_spi.ownership import new_scratch_id
 from persist_spi.persist import Persist
 from persist_spi.registry import BackendFactory
 
@@ -54,15 +55,31 @@ class BackendUnderTest:
 
 
 class PersistFactory:
-    """Makes Persists on fresh repositories and erases every repository it made afterwards."""
+    """Makes Persists on fresh scratch repositories and erases every repository it made afterwards.
+
+    Every id it hands out starts with one scratch prefix of its own (see
+    :mod:`persist_spi.ownership`), so a suite run in a user's database never writes into, or erases,
+    a repository it did not make. A test that names an id (``persist_factory("a")``) gets that
+    name under the prefix; names that share a prefix keep sharing it, and an id this factory
+    already issued (or one extended from it) is used as it is. ``""`` is the prefix itself, which
+    every other id of the factory extends."""
 
     def __init__(self, backend: BackendUnderTest, default_config: StoreConfig) -> None:
         self._backend = backend
         self._default = default_config
+        self._root = new_scratch_id("suite")
         self._repos: set[str] = set()
 
+    def repository_id_for(self, name: str | None) -> str:
+        """The scratch id this factory uses for ``name`` (None: a fresh random one)."""
+        if name is None:
+            return f"{self._root}-{uuid.uuid4().hex[:12]}"
+        if name.startswith(self._root):
+            return name
+        return f"{self._root}-{name}" if name else self._root
+
     def __call__(self, repository_id: str | None = None, **config_changes: Any) -> Persist:
-        repo = repository_id if repository_id is not None else f"repo-{uuid.uuid4().hex[:12]}"
+        repo = self.repository_id_for(repository_id)
         persist = self._backend.new_persist(self._default, repository_id=repo, **config_changes)
         if repo not in self._repos:
             self._repos.add(repo)

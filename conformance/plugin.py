@@ -29,7 +29,7 @@ from conformance import fail_fast, pytest_progress
 from conformance.backend_pool import BackendPool
 from conformance.harness import BackendUnderTest, PersistFactory
 from conformance.lockstep import source_files_of, turns_inside
-from conformance.provisioning import METHODS
+from conformance.provisioning import METHODS, Provisioned
 from conformance.report import ConformanceReport
 from conformance.setup_failure import SetupFailure, SetupFailures
 from conformance.suite_targets import (
@@ -50,6 +50,7 @@ from conformance.suites.base import ConformanceSuite, deviation_reason
 from persist_spi.adapter import BackendAdapter
 from persist_spi.cache import CacheConfig, CachingPersist, ObjectCache
 from persist_spi.config import StoreConfig
+from persist_spi.ownership import ExistingDataRefused
 from persist_spi.persist import Persist
 from persist_spi.registry import BackendFactory, UnknownBackend, backend_factory, discover_backends
 
@@ -63,6 +64,8 @@ _IMPLICIT_KEY = pytest.StashKey[set[str]]()
 _CONFIG: dict[str, pytest.Config] = {}
 _TEST_INFO_KEY = pytest.StashKey[dict[str, tuple[str, str]]]()
 _FAILURES_KEY = pytest.StashKey[SetupFailures]()
+#: Nessie servers given by address, checked for data once per run: URL -> what they held.
+_NESSIE_CHECKED_KEY = pytest.StashKey[dict[str, str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -96,6 +99,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also run the version-store suites over REST: for each selected backend NAME, add "
         "serve:NAME (lochkit serve over NAME, driven through lochkit's Nessie REST client); "
         "also $LOCHKIT_OVER_REST=1",
+    )
+    group.addoption(
+        "--lochkit-allow-existing-data",
+        action="store_true",
+        default=os.environ.get("LOCHKIT_ALLOW_EXISTING_DATA", "") in ("1", "true"),
+        help="run in a database given by address even when it holds repositories lochkit's test and "
+        "load commands did not create (refused otherwise); the suites still write only into "
+        "scratch repositories of their own; also $LOCHKIT_ALLOW_EXISTING_DATA=1",
     )
     group.addoption("--lochkit-report", metavar="FILE", help="write per-backend, per-area results as JSON")
     group.addoption(
@@ -265,7 +276,11 @@ def _report_name(target: SuiteTarget, factory: BackendFactory) -> str:
 @pytest.fixture(scope="session")
 def _lochkit_pool(request: pytest.FixtureRequest) -> Iterator[BackendPool]:
     urls = dict(_split_url(u) for u in request.config.getoption("--backend-url") or [])
-    pool = BackendPool(urls, request.config.getoption("--provision"))
+    pool = BackendPool(
+        urls,
+        request.config.getoption("--provision"),
+        allow_existing_data=bool(request.config.getoption("--lochkit-allow-existing-data")),
+    )
     try:
         yield pool
     finally:
@@ -315,7 +330,7 @@ def _unusable(request: pytest.FixtureRequest, name: str, failure: SetupFailure) 
 def persist_factory(
     request: pytest.FixtureRequest, lochkit_backend: BackendUnderTest
 ) -> Iterator[PersistFactory]:
-    """Makes Persists on fresh repositories (random ids unless given); erases them afterwards."""
+    """Makes Persists on fresh scratch repositories (random ids unless named); erases them afterwards."""
     factory = PersistFactory(lochkit_backend, _store_config(request))
     try:
         yield factory
@@ -325,7 +340,8 @@ def persist_factory(
 
 @pytest.fixture
 def persist(request: pytest.FixtureRequest, persist_factory: PersistFactory) -> Persist:
-    """A Persist on an erased repository (id "" unless ``store_config(repository_id=...)``)."""
+    """A Persist on a fresh scratch repository (``store_config(repository_id=...)`` names it under
+    the factory's scratch prefix)."""
     config = _store_config(request)
     return persist_factory(config.repository_id)
 
@@ -435,12 +451,39 @@ def _lochkit_nessie_uri(request: pytest.FixtureRequest, _lochkit_pool: BackendPo
         fail_fast.note_backend(request.config, embedded=False)
     if isinstance(outcome, SetupFailure):
         _unusable(request, NESSIE, outcome)
+    if not outcome.started_here:
+        _refuse_a_nessie_server_with_data(request, outcome)
     request.config.stash[_REPORT_KEY].provisioning[NESSIE] = {
         "description": outcome.describe(),
         "method": outcome.method,
         "server": outcome.server,
     }
     return outcome.url or ""
+
+
+def _refuse_a_nessie_server_with_data(request: pytest.FixtureRequest, server: Provisioned) -> None:
+    """The suites put a Nessie server's one repository back to empty before every test, so a
+    server given by address must hold nothing when the run starts (checked once per run; no
+    opt-in: that would be erasing someone's branches)."""
+    from conformance.rest_harness import holds_data
+    from nessie_client import NessieRestClient
+
+    checked = request.config.stash.setdefault(_NESSIE_CHECKED_KEY, {})
+    url = server.url or ""
+    if url not in checked:
+        with NessieRestClient(url) as client:
+            checked[url] = holds_data(client)
+    found = checked[url]
+    if found:
+        failure = SetupFailure.refused(
+            NESSIE,
+            ExistingDataRefused(
+                f"refusing to run the suites against the Nessie server at {server.describe()}: it holds "
+                f"{found}, and the suites reset its repository before every test. Give them a Nessie "
+                "server of their own (leave out its address and they start one)"
+            ),
+        )
+        _unusable(request, NESSIE, failure)
 
 
 @pytest.fixture(autouse=True)

@@ -65,6 +65,12 @@ class Provisioned:
     #: Set by :meth:`ServerProvisioner.restartable_process`.
     control: ServerControl | None = None
 
+    @property
+    def started_here(self) -> bool:
+        """Whether lochkit made this database for the run (a fresh server or temporary store), so
+        it holds nobody's data; False for an address the user gave or a well-known default one."""
+        return self.method not in ("external", "default-address")
+
     def describe(self) -> str:
         where = f" at {self.printable_url or redact(self.url)}" if self.url else ""
         server = f" ({self.server})" if self.server else ""

@@ -82,4 +82,21 @@ def reset_nessie(client: NessieRestClient) -> None:
             client.delete_reference(ref, info.hash)
 
 
-__all__ = ["ServeHarness", "StoreSwitch", "reset_nessie"]
+def holds_data(client: NessieRestClient) -> str:
+    """What a Nessie server holds beyond an empty default branch, in words ("" if nothing): what
+    :func:`reset_nessie` would delete."""
+    default = client.default_branch()
+    others = []
+    for info in client.list_references():
+        ref = info.named_ref
+        if ref.kind is RefKind.BRANCH and ref.name == default:
+            if info.hash != EMPTY_OBJ_ID:
+                others.append(f"commits on {default}")
+        else:
+            others.append(f"{ref.kind.name.lower()} {ref.name}")
+    if not others:
+        return ""
+    return ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+
+
+__all__ = ["ServeHarness", "StoreSwitch", "holds_data", "reset_nessie"]

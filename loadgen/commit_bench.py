@@ -28,7 +28,6 @@ import statistics
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -40,6 +39,7 @@ from persist_spi.logic.create_commit import Add, CreateCommit
 from persist_spi.logic.repository_logic import RepositoryLogic
 from persist_spi.objs import content_value
 from persist_spi.opening import open_persist
+from persist_spi.ownership import new_scratch_id
 from persist_spi.versionstore.content import ContentKey, IcebergTable, Namespace
 from persist_spi.versionstore.errors import ReferenceRetryFailureError
 from persist_spi.versionstore.keymap import to_store_key
@@ -350,7 +350,7 @@ def writer_line(w: WriterFigures) -> str:
 
 
 def new_repository_id() -> str:
-    return f"bench-{uuid.uuid4().hex[:8]}"
+    return new_scratch_id("bench")
 
 
 # --- command line ----------------------------------------------------------------------------------
@@ -399,6 +399,13 @@ def build_parser() -> argparse.ArgumentParser:
         "are provisioned as the conformance suite does when no --url is given",
     )
     parser.add_argument("--url", help="backend address (embedded backends: a fresh temporary store)")
+    parser.add_argument(
+        "--allow-existing-data",
+        action="store_true",
+        help="run in the database at --url even when it holds repositories lochkit's test and load "
+        "commands did not create (refused otherwise); the benchmark still writes only into scratch "
+        "repositories of its own, and erases them",
+    )
     parser.add_argument(
         "--provision",
         default="auto",

@@ -16,7 +16,6 @@ side by side, moves much less.
 from __future__ import annotations
 
 import statistics
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any, Final
 from loadgen.commit_bench import Bench, Tables, new_repository_id
 from loadgen.nessie_jvm import NOT_PUBLISHED, NessieServe, NessieSideError, nessie_address
 from persist_spi.adapter import BackendAdapter
+from persist_spi.ownership import new_scratch_id
 
 #: Puts per commit of the compared scenarios.
 SCENARIOS: Final = (1, 10)
@@ -180,7 +180,7 @@ def _start_nessie(
 ) -> NessieServe:
     """Nessie's JVM, with the branch set up and warmed up (stopped again if any of it fails)."""
     nessie = NessieServe(
-        classpath, nessie_address(backend, url, scratch), repository=f"nessie-bench-{uuid.uuid4().hex[:8]}"
+        classpath, nessie_address(backend, url, scratch), repository=new_scratch_id("nessie-bench")
     )
     try:
         info = nessie.ask("info")

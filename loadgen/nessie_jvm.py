@@ -245,7 +245,7 @@ def run_writers(
     warmup_seconds: float = 0.0,
     shape: str = "new-tables",
     cache: bool = True,
-    repository: str = "nessie-bench",
+    repository: str,
     start_at_millis: int | None = None,
     extra_env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:

@@ -64,11 +64,23 @@ def build_parsers(
 
 def command_syntax(name: str, parser: argparse.ArgumentParser | None) -> hints.CommandSyntax:
     """How hints given while ``lochkit NAME`` runs name its options."""
-    actions = parser._actions if parser else []
+    actions = _actions(parser) if parser else []
     options = [option for action in actions for option in action.option_strings]
     # A --url that takes NAME=URL pairs serves several backends in one run (lochkit torture).
     pairs = any("--url" in a.option_strings and a.metavar == "NAME=URL" for a in actions)
     return hints.for_command(f"lochkit {name}", options, url_names_backend=pairs)
+
+
+def _actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The parser's actions and those of its subcommands' parsers (``experiment asymmetric``,
+    ``content-generator generate``), whose options a hint may name."""
+    found: list[argparse.Action] = []
+    for action in parser._actions:
+        found.append(action)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                found += _actions(sub)
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:

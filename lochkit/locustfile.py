@@ -33,8 +33,11 @@ from loadgen.scenarios.create_many_branches import CreateManyBranchesUser  # noq
 from loadgen.scenarios.key_list_spilling import KeyListSpillingUser  # noqa: F401
 from loadgen.scenarios.mixed_workloads import MixedReader, MixedUiUser, MixedWriter  # noqa: F401
 from loadgen.scenarios.run import CURRENT, ScenarioRun
+from persist_spi import hints
 
 _resources = contextlib.ExitStack()
+#: How hints name this command's options (locust parses them, not lochkit's command line).
+_HINTS = hints.for_command("lochkit scenario", ("--url", "--provision", hints.ALLOW_EXISTING_DATA))
 _state: dict[str, Any] = {}
 
 
@@ -43,7 +46,7 @@ def add_arguments(parser: Any) -> None:
     from lochkit.targets import add_target_arguments
     from persist_spi.versionstore.policies import POLICY_NAMES
 
-    add_target_arguments(parser, short_options=False)
+    add_target_arguments(parser, short_options=False, writes_test_data=True)
     group = parser.add_argument_group("lochkit scenario")
     group.add_argument("--scenario", choices=sorted(SCENARIOS), help="the perftest simulation to run")
     group.add_argument(
@@ -132,7 +135,8 @@ def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
     try:
         options = module.options(opts)
         if not (master and own_store):
-            target = _resources.enter_context(open_target(opts))
+            with hints.running(_HINTS):  # messages name this command's options
+                target = _resources.enter_context(open_target(opts, purpose="load"))
             opts.policy = apply_policy(target, opts.policy)
     except (ValueError, TargetError, LochkitError, NessieUnreachable, ProvisioningFailed, OSError) as e:
         _fail(str(e))

@@ -20,7 +20,7 @@ import contextlib
 import signal
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from loadgen.targets import Target, TargetConnection
 from persist_spi.versionstore.sources import DEFAULT_SOURCES, StoreSources
@@ -36,12 +36,18 @@ class TargetError(Exception):
 
 
 def add_target_arguments(
-    parser: argparse.ArgumentParser, *, short_options: bool = True, nessie: bool = True
+    parser: argparse.ArgumentParser,
+    *,
+    short_options: bool = True,
+    nessie: bool = True,
+    writes_test_data: bool = False,
 ) -> None:
     """The target options. ``short_options=False`` leaves out ``-u`` and ``-o`` (locust's parser,
     where ``-u`` is the number of users, takes only the long forms). ``nessie=False`` leaves out
     the Nessie server options (``--uri``, ``-o``, ``--nessie-client``), for a command that only
-    opens lochkit backends (``lochkit serve``): its help then offers only what it accepts."""
+    opens lochkit backends (``lochkit serve``): its help then offers only what it accepts.
+    ``writes_test_data``: a load command, which refuses a database holding someone's data unless
+    given ``--allow-existing-data`` (see :mod:`persist_spi.ownership`)."""
     embedded = (
         "rocksdb keeps its data in .lochkit/data/rocksdb between commands; inmemory lives for one "
         "command only"
@@ -66,6 +72,20 @@ def add_target_arguments(
         )
     group.add_argument("--backend", metavar="NAME", help=backend_help)
     group.add_argument("--url", metavar="URL", help="address of the backend's database (or data directory)")
+    group.add_argument(
+        "--repository",
+        default="",
+        metavar="ID",
+        help="lochkit backends: the repository to work in (default: the empty id, as in Nessie)",
+    )
+    if writes_test_data:
+        group.add_argument(
+            "--allow-existing-data",
+            action="store_true",
+            help="lochkit backends: write into a database that holds repositories lochkit's test and "
+            "load commands did not create (refused otherwise, so a load run never mixes with your "
+            "data); the load still goes only into --repository",
+        )
     group.add_argument(
         "--no-object-cache",
         dest="object_cache",
@@ -154,15 +174,24 @@ def _options(raw: list[str]) -> dict[str, str]:
     return options
 
 
+#: Why a command opens a target, which decides what it may do to the repository:
+#: ``load`` writes test data (guarded, see :mod:`persist_spi.ownership`, and a repository it creates
+#: is marked as a load repository); ``serve`` creates the repository when missing (the user's data);
+#: ``existing`` reads or maintains a repository that must already exist.
+Purpose = Literal["load", "serve", "existing"]
+
+
 @contextlib.contextmanager
-def open_target(args: argparse.Namespace, *, sources: StoreSources = DEFAULT_SOURCES) -> Iterator[Target]:
+def open_target(
+    args: argparse.Namespace, *, purpose: Purpose, sources: StoreSources = DEFAULT_SOURCES
+) -> Iterator[Target]:
     """Open the target the arguments name; everything started for it is stopped on exit, also on
     Ctrl-C or SIGTERM. Raises :class:`TargetError` (or a LochkitError) with a user-facing message."""
     previous = signal.getsignal(signal.SIGTERM)
     if previous in (signal.SIG_DFL, None):
         # Turn SIGTERM into KeyboardInterrupt so the finally blocks below stop our servers.
         signal.signal(signal.SIGTERM, _raise_interrupt)
-    target = _open(args, sources)
+    target = _open(args, sources, purpose)
     try:
         yield target
     finally:
@@ -175,7 +204,7 @@ def _raise_interrupt(*_: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _open(args: argparse.Namespace, sources: StoreSources) -> Target:
+def _open(args: argparse.Namespace, sources: StoreSources, purpose: Purpose) -> Target:
     from loadgen.targets.nessie_rest import nessie_target
 
     if getattr(args, "nessie_client", "HTTP").upper() not in ("HTTP", "REST"):
@@ -197,7 +226,7 @@ def _open(args: argparse.Namespace, sources: StoreSources) -> Target:
         return target
     if backend == NESSIE:
         return _provisioned_nessie(args, options)
-    return _in_process(args, backend, sources)
+    return _in_process(args, backend, sources, purpose)
 
 
 def _check_nessie_store(store: str | None, backend: str | None) -> None:
@@ -263,10 +292,12 @@ def _nessie_store(store: str | None) -> Iterator[None]:
             os.environ[STORE_ENV] = previous
 
 
-def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -> Target:
+def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources, purpose: Purpose) -> Target:
     from conformance.provisioning import provision, redact
     from conformance.workdir import make_workdir, remove_workdir
     from loadgen.targets.in_process import in_process_target
+    from persist_spi.config import StoreConfig
+    from persist_spi.ownership import guard_database, load_properties
     from persist_spi.registry import backend_factory
 
     factory = backend_factory(backend)
@@ -280,8 +311,21 @@ def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -
     provisioned = provision(
         backend, factory, urls={backend: url} if url else {}, method=args.provision, workdir=workdir
     )
+    repository = getattr(args, "repository", "") or ""
     try:
         adapter = factory.create(provisioned.url, provisioned.options)
+        if purpose == "load" and (how is not None or not provisioned.started_here):
+            # A database that outlives the command may hold someone's data: look before writing.
+            try:
+                adapter.setup_schema()
+                guard_database(
+                    adapter,
+                    allow_existing=bool(getattr(args, "allow_existing_data", False)),
+                    writes_into=f"only into repository '{repository}'",
+                )
+            except BaseException:
+                adapter.close()
+                raise
         target = in_process_target(
             adapter,
             backend=backend,
@@ -289,14 +333,19 @@ def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources) -
             url=redact(provisioned.url) if provisioned.url else None,
             server_version=provisioned.server,
             sources=sources,
+            config=StoreConfig(repository_id=repository),
             object_cache=getattr(args, "object_cache", True),
+            repository_must_exist=purpose == "existing",
+            new_repository_properties=load_properties() if purpose == "load" else None,
         )
     except BaseException:
         provisioned.stop()
         remove_workdir(workdir)
         raise
     if adapter.capabilities.multi_process:
-        target.connection = TargetConnection("lochkit", backend, provisioned.url, dict(provisioned.options))
+        target.connection = TargetConnection(
+            "lochkit", backend, provisioned.url, dict(provisioned.options), repository=repository
+        )
     if how == "persistent-directory":
         target.notes.append(f"data kept in {url} between commands")
     elif backend == "inmemory":

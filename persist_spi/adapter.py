@@ -17,7 +17,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 
 class RefRow(NamedTuple):
@@ -65,6 +65,10 @@ class Capabilities:
     durable: bool = True
     #: ``scan_objs`` is implemented (a full scan may be slow, but works).
     scan: bool = True
+    #: ``list_repositories`` is implemented: lochkit's test and load commands use it to tell whether
+    #: a database holds data they did not write (without it, they refuse a database they did not
+    #: start unless the user opts in).
+    lists_repositories: bool = False
     #: Behaviours this backend knowingly does not meet: conformance test name -> reason. The
     #: conformance plugin turns each into a strict expected failure, so the deviation is visible in
     #: every report and a fixed deviation fails loudly until it is removed from this list.
@@ -80,6 +84,7 @@ class Capabilities:
             "multi_process": not self.multi_process,
             "durable": not self.durable,
             "scan": not self.scan,
+            "lists_repositories": not self.lists_repositories,
         }
         return [name for name, is_absent in absent.items() if is_absent]
 
@@ -89,6 +94,7 @@ class Capabilities:
             "multi_process": self.multi_process,
             "durable": self.durable,
             "scan": self.scan,
+            "lists_repositories": self.lists_repositories,
             "deviations": dict(self.deviations),
             "capability_reasons": dict(self.capability_reasons),
         }
@@ -180,3 +186,16 @@ class BackendAdapter(ABC):
     @abstractmethod
     def erase_repositories(self, repos: Collection[str]) -> None:
         """Delete every reference and object of these repositories, and nothing else."""
+
+    # --- optional --------------------------------------------------------------------------------
+
+    def list_repositories(self) -> Iterator[str]:
+        """The ids of the repositories that hold at least one reference, each once, in no order.
+        Optional: an adapter that implements it declares ``Capabilities.lists_repositories``. Reads
+        only the references (every initialised repository has some), so it stays cheap on a
+        database with many objects. Must be a generator, like ``scan_objs``."""
+        raise NotImplementedError(f"{self.name} does not list repositories")
+
+
+#: Methods an adapter may leave out; each is paired with the capability that declares it.
+OPTIONAL_METHODS: Final = {"list_repositories": "lists_repositories"}

@@ -37,6 +37,8 @@ class CommandSyntax:
     reads_url_env: bool
     #: Whether the address option takes NAME=URL (a command over several backends) rather than URL.
     url_names_backend: bool = False
+    #: The option that lets a test or load command write into a database holding someone's data.
+    allow_existing_option: str | None = None
 
     def url_text(self, backend: str, url: str) -> str | None:
         """The option giving ``backend`` the address ``url``, quoted for a POSIX shell."""
@@ -47,7 +49,14 @@ class CommandSyntax:
         return f"{self.url_option} {shlex.quote(value)}"
 
 
-PYTEST: Final = CommandSyntax("pytest", "--backend-url", "--provision", reads_url_env=True)
+PYTEST: Final = CommandSyntax(
+    "pytest",
+    "--backend-url",
+    "--provision",
+    reads_url_env=True,
+    allow_existing_option="--lochkit-allow-existing-data",
+)
+ALLOW_EXISTING_DATA: Final = "--allow-existing-data"
 
 
 def for_command(name: str, options: Collection[str], *, url_names_backend: bool = False) -> CommandSyntax:
@@ -62,6 +71,7 @@ def for_command(name: str, options: Collection[str], *, url_names_backend: bool 
         provision,
         reads_url_env=url is not None and not url_names_backend,
         url_names_backend=url_names_backend,
+        allow_existing_option=ALLOW_EXISTING_DATA if ALLOW_EXISTING_DATA in options else None,
     )
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.provisioning import ServerControl, provisioners
+from persist_spi.ownership import guard_database, new_scratch_id
+from persist_spi.registry import backend_factory
 from reliability.crash_campaign import crash_sweep, random_kills
 from reliability.fault_run import FaultRunResult
 from reliability.figures import PARTS, BackendFigures, CampaignReport, FuzzFigures
@@ -95,10 +96,15 @@ class _Backend:
 
 @contextlib.contextmanager
 def _backend(name: str, url: str | None, work: Path, log: Log) -> Iterator[_Backend]:
-    """The backend's server (restartable, crash-safe) or store, for the whole campaign."""
-    repository = f"torture-{uuid.uuid4().hex[:8]}"
+    """The backend's server (restartable, crash-safe) or store, for the whole campaign. Every part
+    works in a scratch repository of its own (see :mod:`persist_spi.ownership`)."""
+    repository = new_scratch_id("torture")
     if url is not None:
-        yield _Backend(Target.open(name, url, repository_id=repository), None, "external server")
+        target = Target.open(name, url, repository_id=repository)
+        try:
+            yield _Backend(target, None, "external server")
+        finally:
+            target.close()
         return
     if name == "rocksdb":
         yield _Backend(
@@ -123,6 +129,36 @@ def _backend(name: str, url: str | None, work: Path, log: Log) -> Iterator[_Back
             target.close()
     finally:
         provisioned.stop()
+
+
+def guard_servers(urls: dict[str, str], *, allow_existing_data: bool) -> None:
+    """Refuse (ExistingDataRefused) a user's server that holds someone's data, before anything
+    starts: the campaign writes only into scratch repositories, and only into a database that
+    holds nobody else's unless the user opts in."""
+    for name, url in urls.items():
+        adapter = backend_factory(name).create(url, {})
+        try:
+            adapter.setup_schema()
+            guard_database(
+                adapter,
+                allow_existing=allow_existing_data,
+                writes_into="only into scratch repositories of its own, and erases them when nothing failed",
+            )
+        finally:
+            adapter.close()
+
+
+def _erase_scratch(target: Target, figures: BackendFigures, log: Log) -> None:
+    """On the user's server: the campaign's repositories go when it passed, and stay (named) when
+    it found a problem, for a look with ``lochkit check --repository``."""
+    made = sorted(target.made_repositories)
+    if not made:
+        return
+    if figures.problems:
+        log(f"{target.backend}: kept the campaign's repositories for inspection: {', '.join(made)}")
+        return
+    target.erase(made)
+    log(f"{target.backend}: erased the campaign's repositories ({len(made)})")
 
 
 def _fresh(target: Target, part: str) -> Target:
@@ -195,6 +231,8 @@ def run_backend(
                 runs.run("network faults", lambda: _network(target, api, profile, seed, work, figures, log))
         if "scale" in parts:
             runs.run("linearizability at scale", lambda: _scale(target, profile, seed, work, figures, log))
+        if url is not None:
+            _erase_scratch(target, figures, log)
     figures.seconds = time.monotonic() - started
     return figures
 

@@ -8,7 +8,7 @@ databases keep one supervisor connection for the whole campaign.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
 from persist_spi.adapter import BackendAdapter, Capabilities
@@ -31,6 +31,8 @@ class Target:
     #: As the adapter declares them (FerretDB's differ from MongoDB's, known only once connected).
     capabilities: Capabilities = field(default_factory=Capabilities)
     _adapter: BackendAdapter | None = field(default=None, repr=False)
+    #: Every repository id handed out by :meth:`for_repository` (shared with those targets).
+    made_repositories: set[str] = field(default_factory=set, repr=False)
 
     @classmethod
     def open(
@@ -66,6 +68,7 @@ class Target:
 
     def for_repository(self, repository_id: str) -> Target:
         """The same backend (and supervisor connection) on another repository."""
+        self.made_repositories.add(repository_id)
         return Target(
             self.backend,
             self.url,
@@ -75,7 +78,19 @@ class Target:
             self.address,
             self.capabilities,
             self._adapter,
+            self.made_repositories,
         )
+
+    def erase(self, repository_ids: Collection[str]) -> None:
+        """Erase these repositories (the campaign's own) through the supervisor's connection."""
+        if self._adapter is not None:
+            self._adapter.erase_repositories(repository_ids)
+            return
+        adapter = backend_factory(self.backend).create(self.url, self.options)
+        try:
+            adapter.erase_repositories(repository_ids)
+        finally:
+            adapter.close()
 
     @property
     def single_process_reason(self) -> str:

@@ -298,3 +298,17 @@ class EraseFirstRepositoryOnly(BrokenInMemory):
 
     def erase_repositories(self, repos: Collection[str]) -> None:
         super().erase_repositories(list(repos)[:1])
+
+
+class ListsRepositoriesPerReference(BrokenInMemory):
+    """list_repositories yields a repository once per reference it holds (a listing that forgot
+    DISTINCT)."""
+
+    mutant = "lists-repositories-per-reference"
+    guarantee = "scans"
+    method = "list_repositories"
+
+    def list_repositories(self) -> Iterator[str]:
+        with self._lock:
+            repos = [repo for repo, _ in self._refs]
+        yield from repos

@@ -109,7 +109,7 @@ class PersistRepositoriesSuite(ConformanceSuite):
 
     def test_scan_and_erase_are_scoped_to_one_repository(self, persist_factory: PersistFactory) -> None:
         first, second = persist_factory("first"), persist_factory("some-other")
-        trios = {"first": _trio(10), "some-other": _trio(10)}
+        trios = {first.repository_id: _trio(10), second.repository_id: _trio(10)}
         for persist in (first, second):
             persist.store_objs([o for group in trios[persist.repository_id] for o in group])
         for persist in (first, second):
@@ -119,11 +119,11 @@ class PersistRepositoriesSuite(ConformanceSuite):
             only_commits = _scan(persist, [CommitObj.TYPE])
             assert all(isinstance(o, CommitObj) for o in only_commits)
             assert _ids(only_commits) == _ids(commits)
-        a = trios["first"][0]
+        a = trios[first.repository_id][0]
         assert second.fetch_objs_if_exist([o.id for o in a]) == [None] * 10
         first.erase()
         assert _scan(first) == []
-        assert _ids(_scan(second)) == set().union(*(_ids(group) for group in trios["some-other"]))
+        assert _ids(_scan(second)) == set().union(*(_ids(group) for group in trios[second.repository_id]))
 
     def test_same_id_in_two_repositories_are_independent_objects(
         self, persist_factory: PersistFactory
@@ -215,6 +215,58 @@ class PersistRepositoriesSuite(ConformanceSuite):
         for persist in kept:
             assert _count_refs(persist, 25) == 26
             assert len(_scan(persist)) == 250
+
+    def test_the_empty_repository_id_is_a_repository_like_any_other(
+        self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
+    ) -> None:
+        """``""`` is the id every lochkit command uses unless told otherwise."""
+        if not lochkit_backend.provisioned.started_here:
+            pytest.skip(
+                "the database was given by address: the suites write only into scratch "
+                "repositories there, and repository '' may be someone's data"
+            )
+        empty = lochkit_backend.new_persist(repository_id="")
+        other = persist_factory()
+        try:
+            for persist in (empty, other):
+                persist.add_reference(Reference("refs/heads/main", random_obj_id()))
+                persist.store_obj(content_value(persist.repository_id, 1, b"x"))
+            assert empty.fetch_reference("refs/heads/main") != other.fetch_reference("refs/heads/main")
+            assert [o.id for o in _scan(empty)] != [o.id for o in _scan(other)]
+            if lochkit_backend.capabilities.lists_repositories:
+                assert "" in set(lochkit_backend.adapter.list_repositories())
+            empty.erase()
+            assert empty.fetch_reference("refs/heads/main") is None
+            assert _scan(empty) == []
+            assert len(_scan(other)) == 1
+        finally:
+            empty.erase()
+
+    @pytest.mark.lochkit_requires("lists_repositories")
+    def test_listing_names_each_repository_with_references_once(
+        self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
+    ) -> None:
+        """Ids that prefix each other, and one that is not ASCII, each listed exactly once
+        however many references it holds."""
+        persists = [persist_factory(name) for name in ("a", "a:", "ab", "ä/b")]
+        for count, persist in enumerate(persists, start=1):
+            for i in range(count):
+                persist.add_reference(Reference(f"refs/heads/b{i}", random_obj_id()))
+        listed = list(lochkit_backend.adapter.list_repositories())
+        assert len(listed) == len(set(listed)), f"a repository is listed more than once: {sorted(listed)}"
+        assert {p.repository_id for p in persists} <= set(listed)
+
+    @pytest.mark.lochkit_requires("lists_repositories")
+    def test_listing_leaves_out_erased_repositories(
+        self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
+    ) -> None:
+        kept, erased = persist_factory(), persist_factory()
+        for persist in (kept, erased):
+            _populate(persist, refs=3, objs=3)
+        erased.erase()
+        listed = set(lochkit_backend.adapter.list_repositories())
+        assert kept.repository_id in listed
+        assert erased.repository_id not in listed
 
     def test_abandoned_scan_can_be_closed(self, persist: Persist) -> None:
         values, _, _ = _trio(20)

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conformance.harness import BackendUnderTest
+from conformance.harness import BackendUnderTest, PersistFactory
 from conformance.suites.base import ConformanceSuite
 from persist_spi.errors import ObjNotFound, ObjTooLarge
 from persist_spi.ids import EMPTY_OBJ_ID, random_obj_id
@@ -89,11 +89,11 @@ class PersistSizeLimitsSuite(ConformanceSuite):
             persist.fetch_obj(too_big.id)
 
     @pytest.mark.lochkit_requires("hard_object_size_limit")
-    def test_index_limits_are_half_the_database_limit(self, lochkit_backend: BackendUnderTest) -> None:
+    def test_index_limits_are_half_the_database_limit(
+        self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
+    ) -> None:
         limit = lochkit_backend.capabilities.hard_object_size_limit
         assert limit is not None
-        persist = lochkit_backend.new_persist(
-            max_incremental_index_size=10 * limit, max_serialized_index_size=10 * limit
-        )
+        persist = persist_factory(max_incremental_index_size=10 * limit, max_serialized_index_size=10 * limit)
         assert persist.effective_incremental_index_size_limit == limit // 2
         assert persist.effective_index_segment_size_limit == limit // 2

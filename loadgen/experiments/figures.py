@@ -41,7 +41,7 @@ def measure(
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="lochkit-figures-") as scratch:
         for backend in backends:
-            with open_target(_target_args(backend)) as target:
+            with open_target(_target_args(backend), purpose="load") as target:
                 modes = ["threads", "processes"] if target.connection is not None else ["threads"]
                 for policy in policies:
                     if target.kind == "nessie" and policy not in ("nessie", "coordinated"):

@@ -11,6 +11,7 @@ from typing import Any
 
 from loadgen.nessie_jvm import NESSIE_BACKENDS, build, nessie_address, run_writers
 from loadgen.targets.target import Target
+from persist_spi.ownership import new_scratch_id
 
 #: JIT warm-up of Nessie's JVM before its writers are measured (lochkit's side needs none).
 WARMUP_SECONDS = 5.0
@@ -42,7 +43,13 @@ def run_nessie_writers(
     url = target.connection.url if target.connection is not None else target.url
     address = nessie_address(target.backend, url, scratch)
     result = run_writers(
-        build(), address, branch=branch, puts=puts, seconds=seconds, warmup_seconds=WARMUP_SECONDS
+        build(),
+        address,
+        branch=branch,
+        puts=puts,
+        seconds=seconds,
+        warmup_seconds=WARMUP_SECONDS,
+        repository=new_scratch_id("nessie-writers"),
     )
     writers: list[dict[str, Any]] = list(result["writers"])
     commits = sum(int(w["commits"]) for w in writers)

@@ -18,6 +18,13 @@ def connect(connection: TargetConnection, config: StoreConfig | None = None) -> 
     from persist_spi.registry import backend_factory
 
     adapter = backend_factory(connection.backend).create(connection.url, connection.options)
+    config = (config or StoreConfig()).with_changes(repository_id=connection.repository)
+    # The process that made the connection created (or checked) the repository already.
     return in_process_target(
-        adapter, backend=connection.backend, provisioning="external", url=None, config=config
+        adapter,
+        backend=connection.backend,
+        provisioning="external",
+        url=None,
+        config=config,
+        repository_must_exist=True,
     )

@@ -33,6 +33,8 @@ class TargetConnection:
     backend: str
     url: str | None
     options: dict[str, str] = field(default_factory=dict)
+    #: The repository id in-process targets use ("" is the default repository).
+    repository: str = ""
 
 
 @dataclass
@@ -51,6 +53,8 @@ class Target:
     provisioning: str = ""
     #: Where it lives, never with a password.
     url: str | None = None
+    #: The repository an in-process target reads and writes (None for a Nessie server).
+    repository: str | None = None
     #: Whether the commit ids this target produces can be reproduced with a seed.
     reproducible: bool = False
     notes: list[str] = field(default_factory=list)
@@ -70,6 +74,7 @@ class Target:
             "server_version": self.server_version,
             "provisioning": self.provisioning,
             "url": self.url,
+            "repository": self.repository,
             "notes": list(self.notes),
         }
 

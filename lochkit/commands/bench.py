@@ -39,6 +39,7 @@ def run_raw(argv: Sequence[str]) -> int:
     from loadgen.commit_bench import validate
     from loadgen.nessie_jvm import NessieSideError
     from persist_spi.errors import LochkitError
+    from persist_spi.ownership import ExistingDataRefused
     from persist_spi.registry import UnknownBackend, backend_factory
 
     parser = own_parser()
@@ -53,6 +54,9 @@ def run_raw(argv: Sequence[str]) -> int:
         if args.compare_nessie:
             return _compare(args)
         return _bench(args)
+    except ExistingDataRefused as e:
+        print(f"lochkit bench: {e}", file=sys.stderr)
+        return 2
     except (LochkitError, NessieSideError) as e:
         print(f"lochkit bench: {e}", file=sys.stderr)
         return 1
@@ -65,6 +69,7 @@ def _opened(
     """The backend's adapter (tables set up) and its URL, provisioning a server if needed; the
     server is stopped and the adapter closed on exit."""
     from conformance.provisioning import provision
+    from persist_spi.ownership import guard_database
     from persist_spi.registry import backend_factory
 
     factory = backend_factory(name)
@@ -74,6 +79,12 @@ def _opened(
         adapter = factory.create(provisioned.url)
         try:
             adapter.setup_schema()
+            if not provisioned.started_here:
+                guard_database(
+                    adapter,
+                    allow_existing=args.allow_existing_data,
+                    writes_into="only into scratch repositories of its own, and erases them",
+                )
             yield adapter, provisioned.url
         finally:
             adapter.close()

@@ -40,6 +40,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how to obtain the server when no --url is given: auto tries testcontainers when a "
         "Docker engine answers, else a local process; external needs --url",
     )
+    parser.add_argument(
+        "--allow-existing-data",
+        action="store_true",
+        help="run in the database at --url even when it holds repositories lochkit's test and load "
+        "commands did not create (refused otherwise); the suites still write only into scratch "
+        "repositories of their own, and erase only those",
+    )
     parser.add_argument("--report", metavar="FILE", help="write per-area results as JSON to FILE")
     parser.add_argument("-k", "--keyword", help="only tests matching this pytest -k expression")
     parser.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
@@ -101,6 +108,8 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         # serve:NAME drives NAME's server: the address is NAME's (--backend was checked already).
         target = parse_target(args.backend)
         pytest_args += ["--backend-url", f"{target.backend or args.backend}={args.url}"]
+    if args.allow_existing_data:
+        pytest_args.append("--lochkit-allow-existing-data")
     if args.report:
         pytest_args += ["--lochkit-report", args.report]
     if args.keyword:

@@ -51,10 +51,10 @@ def _default_author() -> str | None:
         return None
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _common(parser: argparse.ArgumentParser, *, writes_test_data: bool = False) -> None:
     from lochkit.targets import add_target_arguments
 
-    add_target_arguments(parser)
+    add_target_arguments(parser, writes_test_data=writes_test_data)
     parser.add_argument("-v", "--verbose", action="store_true", help="Produce verbose output (if possible)")
 
 
@@ -78,7 +78,7 @@ def _run_output(parser: argparse.ArgumentParser) -> None:
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     from lochkit.targets import add_policy_argument
 
-    _common(parser)
+    _common(parser, writes_test_data=True)
     _committing(parser)
     _run_output(parser)
     add_policy_argument(parser, over_rest=True)
@@ -358,13 +358,13 @@ def _execute(subcommand: str, args: argparse.Namespace) -> int:
         if problem is not None:
             raise ValueError(problem)
         sources = seeded_sources(args.seed) if args.seed is not None else DEFAULT_SOURCES
-        with open_target(args, sources=sources) as target:
+        with open_target(args, purpose="load", sources=sources) as target:
             if getattr(args, "inventory", False) and target.kind != "lochkit":
                 raise ValueError("--inventory needs a lochkit backend (--backend NAME), not a Nessie server")
             args.policy = apply_policy(target, args.policy)  # the run directory records the one applied
             seed = Seed(options.draws_seed, drawn=args.seed is None)
             return _recorded(subcommand, args, target, _generate_body(args, options), seed)
-    with open_target(args) as target:
+    with open_target(args, purpose="existing") as target:
         api = target.api
         if subcommand == "commits":
             m.read_commits(api, args.ref, args.hash, args.limit, args.verbose, out)

@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="writers with different puts per commit race on one branch",
         description=DESCRIPTION,
     )
-    add_target_arguments(p)
+    add_target_arguments(p, writes_test_data=True)
     p.add_argument(
         "--duration",
         default="20s",
@@ -176,7 +176,7 @@ def _asymmetric(args: argparse.Namespace) -> int:
         else None
     )
     rows: list[dict[str, Any]] = []
-    with open_target(args) as target:
+    with open_target(args, purpose="load") as target:
         policy = exp.prepare(target, options, metrics.instrument if metrics is not None else None)
         options = dataclasses.replace(options, policy=policy)
         mode = "processes" if options.processes else "threads"

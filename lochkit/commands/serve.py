@@ -44,7 +44,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         print(f"lochkit serve: {problem}", file=sys.stderr)
         return 2
     try:
-        with open_target(args) as target:
+        with open_target(args, purpose="serve") as target:
             # The policy of the one store every client's commits go through.
             return _serve(args, target, apply_policy(target, args.policy))
     except (ValueError, UnknownBackend) as e:

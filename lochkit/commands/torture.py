@@ -47,6 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=URL",
         help="use your own server for backend NAME (repeatable)",
     )
+    parser.add_argument(
+        "--allow-existing-data",
+        action="store_true",
+        help="run on a server given by --url even when it holds repositories lochkit's test and load "
+        "commands did not create (refused otherwise); the campaign still writes only into scratch "
+        "repositories of its own",
+    )
     parser.add_argument("--out", help="run directory (default: a new one under .lochkit/torture)")
     parser.add_argument(
         "--scale-commits",
@@ -77,8 +84,9 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     import json
     from pathlib import Path
 
+    from persist_spi.ownership import ExistingDataRefused
     from persist_spi.registry import UnknownBackend, backend_factory
-    from reliability.campaign import PROFILES, run_campaign
+    from reliability.campaign import PROFILES, guard_servers, run_campaign
     from reliability.figures import PARTS, markdown
     from reliability.writer import quiet_driver_logs
 
@@ -105,6 +113,13 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         except UnknownBackend as e:
             print(f"lochkit torture: {e}", file=sys.stderr)
             return 2
+    try:
+        guard_servers(
+            {n: u for n, u in urls.items() if n in backends}, allow_existing_data=args.allow_existing_data
+        )
+    except ExistingDataRefused as e:
+        print(f"lochkit torture: {e}", file=sys.stderr)
+        return 2
     changes = {
         "scale_commits": args.scale_commits,
         "fuzz_inputs": args.fuzz_inputs,

@@ -51,7 +51,7 @@ def test_durations_and_writer_lists_parse_and_bad_ones_say_why() -> None:
 @pytest.mark.parametrize("policy", ["nessie", "coordinated", "group"])
 def test_threads_commit_for_the_duration_and_every_event_is_recorded(tmp_path: Path, policy: str) -> None:
     options = AsymmetricOptions(duration_s=0.5, puts=(1, 10), policy=policy)
-    with open_target(_inmemory()) as target:
+    with open_target(_inmemory(), purpose="load") as target:
         prepare(target, options, None)
         with EventWriter(tmp_path / "events.parquet") as events:
             result = run(target, options, events, tmp_path)
@@ -75,7 +75,7 @@ def test_threads_commit_for_the_duration_and_every_event_is_recorded(tmp_path: P
 
 def test_processes_are_refused_where_the_backend_cannot_share_its_data(tmp_path: Path) -> None:
     options = AsymmetricOptions(duration_s=0.2, processes=True)
-    with open_target(_inmemory()) as target:
+    with open_target(_inmemory(), purpose="load") as target:
         prepare(target, options, None)
         with pytest.raises(ExperimentError, match="cannot be shared by several processes"):
             run(target, options, None, tmp_path)
@@ -95,7 +95,7 @@ def test_writer_stats_travel_between_processes_intact() -> None:
 
 
 def test_policies_apply_in_process_and_over_rest_only_where_they_mean_something() -> None:
-    with open_target(_inmemory()) as target:
+    with open_target(_inmemory(), purpose="load") as target:
         apply_policy(target, "group")
         assert isinstance(target.api.policy, GroupPolicy)  # type: ignore[attr-defined]
         apply_policy(target, "coordinated")
@@ -108,7 +108,7 @@ def test_policies_apply_in_process_and_over_rest_only_where_they_mean_something(
 
 
 def test_without_policy_a_target_commits_with_the_stores_default_and_a_server_with_its_own() -> None:
-    with open_target(_inmemory()) as target:
+    with open_target(_inmemory(), purpose="load") as target:
         assert default_policy(target) == "nessie"
         assert isinstance(target.api.policy, NessiePolicy)  # type: ignore[attr-defined]
         target.api = ClientCoordinated(target.api)  # no longer a version store: a REST-like client
@@ -179,7 +179,7 @@ def test_metrics_name_version_store_and_persist_calls_like_nessie() -> None:
 
     registry = CollectorRegistry()
     registry.register(CacheCollector())
-    with open_target(_inmemory()) as target:
+    with open_target(_inmemory(), purpose="load") as target:
         Metrics(registry).instrument(target)
         target.api.commit(branch("main"), None, CommitMeta("m"), [Put(ContentKey.of("t"), IcebergTable())])
         list(target.api.get_commits(branch("main")))

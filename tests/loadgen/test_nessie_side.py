@@ -92,7 +92,12 @@ def test_reset_gives_a_fresh_repository_to_set_up_again(classpath: str, tmp_path
 
 def test_writers_report_each_writer_of_one_branch(classpath: str, tmp_path: Path) -> None:
     result = run_writers(
-        classpath, nessie_address("inmemory", None, tmp_path), branch="asym", puts=[1, 10], seconds=1.0
+        classpath,
+        nessie_address("inmemory", None, tmp_path),
+        branch="asym",
+        puts=[1, 10],
+        seconds=1.0,
+        repository="lochkit-scratch-test",
     )
     assert result["shape"] == "new-tables"
     writers = result["writers"]

@@ -91,7 +91,7 @@ def _commits_on(data: Path, name: str) -> int:
         nessie_options=[],
         nessie_client="HTTP",
     )
-    with open_target(args) as target:
+    with open_target(args, purpose="load") as target:
         return sum(1 for _ in target.api.get_commits(branch(name)))
 
 

@@ -38,7 +38,12 @@ public final class Main {
       if (options.mode().equals("serve")) {
         new Serve(storage, options).run(System.in, out);
       } else {
-        out.println(Writers.run(storage, options));
+        try {
+          out.println(Writers.run(storage, options));
+        } finally {
+          // The writers' repository is a scratch one lochkit named for this run: leave nothing.
+          storage.plain.erase();
+        }
       }
       out.flush();
     } catch (Exception e) {
