@@ -19,6 +19,8 @@ CAPABILITIES = Capabilities(
     capability_reasons={
         "hard_object_size_limit": "SQLite's BLOB limit (1 GB by default) is beyond anything the core writes",
         "multi_process": "this toy keeps one connection and serialises its writes in-process",
+        "lists_repositories": "listing repositories is optional; this toy leaves it out, as a "
+        "minimal adapter may",
     },
 )
 

@@ -50,6 +50,9 @@ def _required_arguments(command: str) -> list[str]:
         "inventory": ["--backend", "cockroachdb"],
         "check": ["--backend", "cockroachdb"],
         "servers": ["list"],
+        # Options of a subcommand's own parser (``experiment asymmetric --url ...``).
+        "experiment": ["asymmetric"],
+        "content-generator": ["generate"],
     }.get(command, [])
 
 

@@ -20,10 +20,12 @@ def test_every_missing_capability_has_a_reason(name: str) -> None:
 def test_missing_lists_absent_capabilities_only() -> None:
     from persist_spi.adapter import Capabilities
 
-    assert Capabilities(hard_object_size_limit=10, multi_process=True).missing() == []
+    everything = Capabilities(hard_object_size_limit=10, multi_process=True, lists_repositories=True)
+    assert everything.missing() == []
     assert Capabilities(durable=False, scan=False).missing() == [
         "hard_object_size_limit",
         "multi_process",
         "durable",
         "scan",
+        "lists_repositories",
     ]
