@@ -177,7 +177,8 @@ def _options(raw: list[str]) -> dict[str, str]:
 #: Why a command opens a target, which decides what it may do to the repository:
 #: ``load`` writes test data (guarded, see :mod:`persist_spi.ownership`, and a repository it creates
 #: is marked as a load repository); ``serve`` creates the repository when missing (the user's data);
-#: ``existing`` reads or maintains a repository that must already exist.
+#: ``existing`` reads or maintains a repository that must already exist (in a store the command
+#: made itself, such as ``inmemory``, it starts empty, as on a fresh Nessie server).
 Purpose = Literal["load", "serve", "existing"]
 
 
@@ -314,7 +315,8 @@ def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources, p
     repository = getattr(args, "repository", "") or ""
     try:
         adapter = factory.create(provisioned.url, provisioned.options)
-        if purpose == "load" and (how is not None or not provisioned.started_here):
+        made_here = how is None and provisioned.started_here
+        if purpose == "load" and not made_here:
             # A database that outlives the command may hold someone's data: look before writing.
             try:
                 adapter.setup_schema()
@@ -335,7 +337,9 @@ def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources, p
             sources=sources,
             config=StoreConfig(repository_id=repository),
             object_cache=getattr(args, "object_cache", True),
-            repository_must_exist=purpose == "existing",
+            # A store this command made itself holds nobody's data: like a fresh Nessie server, it
+            # starts with an empty default branch even for commands that only read.
+            repository_must_exist=purpose == "existing" and not made_here,
             new_repository_properties=load_properties() if purpose == "load" else None,
         )
     except BaseException:

@@ -19,6 +19,7 @@ from loadgen.targets.nessie_rest import nessie_target
 from lochkit.cli import main
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.cache import CachingPersist
+from persist_spi.ownership import load_properties
 from persist_spi.versionstore.content import ContentKey, IcebergTable, Namespace
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.nessie_json import content_type_name
@@ -88,7 +89,14 @@ class RocksRepository:
         from backends.rocksdb import RocksDBBackendFactory
 
         adapter = RocksDBBackendFactory().create(self.url)
-        with in_process_target(adapter, backend="rocksdb", provisioning="embedded", url=None) as target:
+        # Made as a load command makes it, so the load commands under test may write to it.
+        with in_process_target(
+            adapter,
+            backend="rocksdb",
+            provisioning="embedded",
+            url=None,
+            new_repository_properties=load_properties(),
+        ) as target:
             yield target
 
     def add_tables(self, ref: str, keys: Iterable[ContentKey], message: str = "tables") -> str:

@@ -76,6 +76,7 @@ def _values_to_try(action: argparse.Action, tmp_path: Path) -> list[list[str]]:
         "url": [str(tmp_path / "db")],
         "host": ["127.0.0.1", "localhost"],
         "port": [str(_free_port())],
+        "repository": ["", "catalog"],
     }
     assert action.dest in samples, f"no sample value for {action.option_strings}: add one here"
     return [[value] for value in samples[action.dest]]
