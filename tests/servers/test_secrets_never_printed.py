@@ -99,24 +99,14 @@ def test_check_prints_and_writes_no_password(url: str, tmp_path: Path) -> None:
 
 
 def test_torture_run_directory_holds_no_password(url: str, tmp_path: Path) -> None:
-    code, out = lochkit(
-        "torture",
-        "--backend",
-        "postgres",
-        "--url",
-        f"postgres={url}",
-        "--profile",
-        "ci",
-        "--only",
-        "crash,scale",
-        "--scale-commits",
-        "3",
-        "--kill-seconds",
-        "2",
-        "--out",
-        "run",
-        cwd=tmp_path,
-    )
+    argv = ["torture", "--backend", "postgres", "--url", f"postgres={url}", "--profile", "ci"]
+    argv += ["--only", "crash,scale", "--scale-commits", "3", "--kill-seconds", "2", "--out", "run"]
+    # The database holds repository '' (the fixture's): refused, in words without the password.
+    code, out = lochkit(*argv, cwd=tmp_path)
+    assert code == 2, out
+    assert "refusing to write test data" in out
+    assert_clean(out, "lochkit torture refusing a database with data")
+    code, out = lochkit(*argv, "--allow-existing-data", cwd=tmp_path)
     assert code == 0, out
     assert_clean(out, "lochkit torture")
     assert assert_tree_clean(tmp_path / "run") > 20  # ledgers, histories, steps, results
@@ -133,6 +123,7 @@ def test_conformance_report_holds_no_password(url: str, tmp_path: Path) -> None:
         "test_index_segment_above_soft_limit_is_rejected",
         "--report",
         "report.json",
+        "--allow-existing-data",  # the fixture's repository ''
         cwd=tmp_path,
     )
     assert code == 0, out
