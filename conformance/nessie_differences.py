@@ -280,6 +280,44 @@ _LISTED: Final[tuple[Difference, ...]] = (
         suite_tests=("VersionStoreInputLimitsSuite::test_longest_content_key_is_committed_and_read",),
     ),
     Difference(
+        id="content-field-types",
+        title="Content field types",
+        summary="a content document's fields must have their JSON types (a string; a whole number in "
+        "Java's `int` or `long` range; a list or object of strings); Nessie converts other scalars "
+        '(`123` to `"123"`, `"12"` to 12, 1.5 to 1, `null` to 0) and stores them.',
+        kind="deliberate",
+        lochkit="lochkit serve answers 400 BAD_REQUEST naming the operation and the field, e.g. "
+        "The content of the PUT operation on 't' (ICEBERG_TABLE): field 'snapshotId' must be a "
+        'whole number (long), not the string "12". A required field that is null counts as not '
+        "set. Nothing is stored.",
+        nessie="Its JSON parser converts scalars: a number or boolean where a string is expected is "
+        "stored as text, a numeric string or a fraction where a whole number is expected becomes "
+        'that number (1.5 is stored as 1), and null or "" for a whole number becomes 0. What it '
+        'cannot convert (an array or object for a scalar, "abc" for a number, a number out of '
+        "range, a missing required field) is 400 BAD_REQUEST, as in lochkit.",
+        reason="A converted value is one no client wrote (a truncated fraction, an invented 0); "
+        "refusing it says what to fix, and Nessie's own clients never send such values.",
+        tests=(
+            "tests/rest/test_wire_against_nessie.py::test_values_nessie_converts_are_refused_by_lochkit",
+            "tests/rest/test_content_validation.py::test_values_nessie_would_convert_are_refused",
+        ),
+    ),
+    Difference(
+        id="api-versions",
+        title="API versions",
+        summary="`lochkit serve` serves Nessie's REST API v2 only, and its `/config` says so "
+        "(`minSupportedApiVersion` 2); Nessie 0.99 also serves v1 and says 1.",
+        kind="deliberate",
+        lochkit="GET /api/v2/config answers minSupportedApiVersion 2 and maxSupportedApiVersion 2; "
+        "/api/v1 answers 404.",
+        nessie="Serves the deprecated API v1 beside v2; its config answers minSupportedApiVersion 1.",
+        reason="A client that reads the range must not be sent to an API that is not there; "
+        "Nessie's and Iceberg's current clients speak v2.",
+        tests=(
+            "tests/rest/test_wire_against_nessie.py::test_each_server_serves_the_api_versions_its_config_advertises",
+        ),
+    ),
+    Difference(
         id="empty-commit",
         title="Commits without operations",
         summary="a commit without operations is written, as Nessie's version store does; Nessie's REST API "

@@ -15,46 +15,11 @@ from typing import Any
 import pytest
 import requests
 
-from persist_spi.ids import EMPTY_OBJ_ID
-
-SPEC2 = {"Nessie-Client-Spec": "2"}
-EMPTY = str(EMPTY_OBJ_ID)
-
-
-class Api:
-    """Thin helpers over requests: JSON in, (status, JSON) out."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-
-    def call(
-        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None, **params: Any
-    ) -> tuple[int, Any]:
-        response = requests.request(
-            method, self.base + path, json=body, params=params or None, headers=headers or SPEC2, timeout=30
-        )
-        return response.status_code, response.json()
-
-    def ok(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
-        status, doc = self.call(method, path, body, **params)
-        assert status == 200, doc
-        return doc
-
-    def head(self, ref: str = "main") -> str:
-        return str(self.ok("GET", f"/trees/{ref}")["reference"]["hash"])
-
-    def commit(self, ref: str, *operations: dict[str, Any], message: str = "c", **meta: Any) -> str:
-        body = {"commitMeta": {"message": message, **meta}, "operations": list(operations)}
-        doc = self.ok("POST", f"/trees/{ref}@{self.head(ref)}/history/commit", body)
-        return str(doc["targetBranch"]["hash"])
-
-
-def put(dotted: str, content: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "PUT", "key": {"elements": dotted.split(".")}, "content": content}
+from .wire import EMPTY, SPEC2, TABLE, Api, put
 
 
 def iceberg(location: str) -> dict[str, Any]:
-    return {"type": "ICEBERG_TABLE", "metadataLocation": location, "snapshotId": 1}
+    return {**TABLE, "metadataLocation": location}
 
 
 def namespace(dotted: str) -> dict[str, Any]:
@@ -84,13 +49,18 @@ def catalog(api: Api) -> dict[str, str]:
 def test_config_answers_like_nessie(api: Api) -> None:
     doc = api.ok("GET", "/config")
     assert doc["defaultBranch"] == "main"
-    assert (doc["minSupportedApiVersion"], doc["maxSupportedApiVersion"], doc["actualApiVersion"]) == (
-        1,
-        2,
-        2,
-    )
     assert doc["noAncestorHash"] == EMPTY
     assert doc["specVersion"] == "2.2.0"
+
+
+def test_config_advertises_exactly_the_api_versions_served(api: Api) -> None:
+    """API v2 only: minSupportedApiVersion is 2, and /api/v1 answers 404."""
+    doc = api.ok("GET", "/config")
+    versions = ("minSupportedApiVersion", "maxSupportedApiVersion", "actualApiVersion")
+    assert [doc[name] for name in versions] == [2, 2, 2]
+    root = api.base.removesuffix("/api/v2")
+    for version in (1, 3):
+        assert requests.get(f"{root}/api/v{version}/config", timeout=30).status_code == 404
 
 
 # --- paths ---------------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ import requests
 
 from persist_spi.ids import EMPTY_OBJ_ID
 
+from .wire import CONVERTED_BY_NESSIE, INVALID, VALID, Api, put, served_form
+
 pytestmark = pytest.mark.skipif(
     os.environ.get("LOCHKIT_NESSIE_TESTS") != "1",
     reason="the real Nessie server runs when LOCHKIT_NESSIE_TESTS=1 (needs Java 21+, a 245 MB jar)",
@@ -148,3 +150,76 @@ def test_errors_have_the_same_status_code_and_details(nessie: str, lochkit: str)
     ]
     theirs, ours = _both(nessie, lochkit, "GET", "/trees/main/entries", filter="entry.namespace ==")
     assert (theirs["errorCode"], ours["errorCode"]) == ("BAD_REQUEST", "BAD_REQUEST")
+
+
+# --- content documents ---------------------------------------------------------------------------
+
+
+def _attempt(base: str, key: str, content: Any) -> tuple[int, Any]:
+    """Commit ``content`` at ``key`` on main: the answer; a refused commit must not move main."""
+    api = Api(base)
+    before = api.head()
+    status, doc = api.try_commit("main", put(key, content))
+    if status != 200:
+        assert api.head() == before, (base, "a refused commit moved main")
+    return status, doc
+
+
+@pytest.mark.parametrize("name", list(INVALID))
+def test_invalid_content_is_refused_by_both(nessie: str, lochkit: str, name: str) -> None:
+    case = INVALID[name]
+    (theirs_status, theirs), (ours_status, ours) = (
+        _attempt(b, "bad", case.content) for b in (nessie, lochkit)
+    )
+    assert (theirs_status, ours_status) == (400, 400), (theirs, ours)
+    assert theirs["errorCode"] == ours["errorCode"] == "BAD_REQUEST"
+    assert set(ours) == set(theirs)
+    if case.both_say is not None:
+        assert case.both_say in theirs["message"], theirs["message"]
+        assert case.both_say in ours["message"], ours["message"]
+
+
+@pytest.mark.parametrize("name", list(VALID))
+def test_valid_content_is_stored_and_served_back_alike(nessie: str, lochkit: str, name: str) -> None:
+    key = f"ok-{name}"
+    served = []
+    for base in (nessie, lochkit):
+        status, doc = _attempt(base, key, VALID[name])
+        assert status == 200, (base, doc)
+        served.append(Api(base).ok("GET", f"/trees/main/contents/{key}")["content"])
+    theirs, ours = served
+    assert served_form(ours) == served_form(theirs) == served_form(VALID[name])
+
+
+@pytest.mark.parametrize("name", list(CONVERTED_BY_NESSIE))
+def test_values_nessie_converts_are_refused_by_lochkit(nessie: str, lochkit: str, name: str) -> None:
+    """The difference "Content field types": Nessie stores the converted value, lochkit refuses
+    the document naming the field."""
+    content, converted = CONVERTED_BY_NESSIE[name]
+    key = f"converted-{name}"
+    status, _ = _attempt(nessie, key, content)
+    assert status == 200
+    stored = Api(nessie).ok("GET", f"/trees/main/contents/{key}")["content"]
+    assert {k: stored[k] for k in converted} == converted
+    status, doc = _attempt(lochkit, key, content)
+    assert (status, doc["errorCode"]) == (400, "BAD_REQUEST")
+    (field,) = converted
+    assert field in doc["message"]
+
+
+# --- configuration -------------------------------------------------------------------------------
+
+
+def test_each_server_serves_the_api_versions_its_config_advertises(nessie: str, lochkit: str) -> None:
+    """Nessie 0.99 serves v1 and v2 and says 1..2; lochkit serves v2 only and says 2..2 (the
+    difference "API versions")."""
+    advertised = {}
+    for base in (nessie, lochkit):
+        config = Api(base).ok("GET", "/config")
+        versions = range(config["minSupportedApiVersion"], config["maxSupportedApiVersion"] + 1)
+        root = base.removesuffix("/api/v2")
+        for version in (*versions, versions.stop):
+            answer = requests.get(f"{root}/api/v{version}/config", timeout=60).status_code
+            assert (answer == 200) == (version in versions), (base, version, answer)
+        advertised[base] = (versions.start, versions.stop - 1, config["actualApiVersion"])
+    assert (advertised[nessie], advertised[lochkit]) == ((1, 2, 2), (2, 2, 2))
