@@ -368,3 +368,27 @@ def test_transplant_message_override_and_merge_over_http(api: Api, catalog: dict
     dry = api.ok("POST", f"/trees/main@{api.head()}/history/merge", merge)
     assert (dry["wasApplied"], dry["wasSuccessful"]) == (False, True)
     assert {d["conflictType"] for d in dry["details"]} <= {"NONE"}
+
+
+def test_a_branch_forked_from_an_empty_main_merges_as_its_metadata_says(api: Api) -> None:
+    """main has no commits, dev forked from it has one: fetch=ALL says dev is 1 ahead, 0 behind,
+    common ancestor the no-ancestor hash. Merging the empty main into dev has nothing to bring;
+    merging dev into main brings dev's content, from that common ancestor."""
+    api.ok("POST", "/trees", {"type": "BRANCH", "name": "main", "hash": EMPTY}, name="dev", type="BRANCH")
+    head = api.commit("dev", put("t", iceberg("m")))
+    metadata = api.ok("GET", "/trees/dev", fetch="ALL")["reference"]["metadata"]
+    assert (metadata["numCommitsAhead"], metadata["numCommitsBehind"]) == (1, 0)
+    assert metadata["commonAncestorHash"] == EMPTY
+
+    from_main = api.ok("POST", f"/trees/dev@{head}/history/merge", {"fromRefName": "main", "fromHash": EMPTY})
+    assert (from_main["wasApplied"], from_main["wasSuccessful"]) == (False, True)
+    assert (from_main["commonAncestor"], from_main["resultantTargetHash"]) == (EMPTY, head)
+    assert api.head("dev") == head
+    assert api.ok("GET", "/trees/dev/contents/t")["content"]["metadataLocation"] == "m"
+
+    into_main = api.ok("POST", f"/trees/main@{EMPTY}/history/merge", {"fromRefName": "dev", "fromHash": head})
+    assert (into_main["wasApplied"], into_main["wasSuccessful"]) == (True, True)
+    assert into_main["commonAncestor"] == metadata["commonAncestorHash"]
+    assert api.ok("GET", "/trees/main/contents/t")["content"]["metadataLocation"] == "m"
+    after = api.ok("GET", "/trees/dev", fetch="ALL")["reference"]["metadata"]
+    assert (after["numCommitsAhead"], after["numCommitsBehind"], after["commonAncestorHash"]) == (0, 1, head)
