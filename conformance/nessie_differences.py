@@ -280,6 +280,69 @@ _LISTED: Final[tuple[Difference, ...]] = (
         suite_tests=("VersionStoreInputLimitsSuite::test_longest_content_key_is_committed_and_read",),
     ),
     Difference(
+        id="merge-into-empty-branch",
+        title="Merging into a branch without commits",
+        summary="a branch still at the no-ancestor hash (a new repository's `main`) has that hash as "
+        "common ancestor with any source, as both servers' reference metadata say, so a merge into it "
+        'brings all of the source; Nessie answers 404 "No common ancestor".',
+        kind="deliberate",
+        lochkit="A merge whose target is at the no-ancestor hash merges from that hash: every key of "
+        "the source arrives in a merge commit (parents: the no-ancestor hash and the source), and "
+        "commonAncestor is the no-ancestor hash. Two histories that both have commits and share "
+        'none still have no common ancestor ("No common ancestor in parents of ...", as in Nessie).',
+        nessie='Answers 404 REFERENCE_NOT_FOUND "No common ancestor in parents of <no-ancestor hash> '
+        'and <source>", while GET /trees/<source>?fetch=ALL reports the no-ancestor hash as '
+        "commonAncestorHash, 0 commits behind.",
+        reason="A branch forked from an empty main and merged back is a new user's first merge; the "
+        "merge should do what the reference metadata says it can.",
+        tests=(
+            f"{_FOUND}::test_merging_into_a_branch_without_commits",
+            "tests/rest/test_wire_against_nessie.py::test_merging_a_branch_forked_from_an_empty_main",
+            "tests/rest/test_http_api.py::test_a_branch_forked_from_an_empty_main_merges_as_its_metadata_says",
+        ),
+        suite_tests=(
+            "VersionStoreMergeSuite::test_merge_into_a_branch_at_the_empty_commit_applies_the_source",
+        ),
+    ),
+    Difference(
+        id="content-field-types",
+        title="Content field types",
+        summary="a content document's fields must have their JSON types (a string; a whole number in "
+        "Java's `int` or `long` range; a list or object of strings); Nessie converts other scalars "
+        '(`123` to `"123"`, `"12"` to 12, 1.5 to 1, `null` to 0) and stores them.',
+        kind="deliberate",
+        lochkit="lochkit serve answers 400 BAD_REQUEST naming the operation and the field, e.g. "
+        "The content of the PUT operation on 't' (ICEBERG_TABLE): field 'snapshotId' must be a "
+        'whole number (long), not the string "12". A required field that is null counts as not '
+        "set. Nothing is stored.",
+        nessie="Its JSON parser converts scalars: a number or boolean where a string is expected is "
+        "stored as text, a numeric string or a fraction where a whole number is expected becomes "
+        'that number (1.5 is stored as 1), and null or "" for a whole number becomes 0. What it '
+        'cannot convert (an array or object for a scalar, "abc" for a number, a number out of '
+        "range, a missing required field) is 400 BAD_REQUEST, as in lochkit.",
+        reason="A converted value is one no client wrote (a truncated fraction, an invented 0); "
+        "refusing it says what to fix, and Nessie's own clients never send such values.",
+        tests=(
+            "tests/rest/test_wire_against_nessie.py::test_values_nessie_converts_are_refused_by_lochkit",
+            "tests/rest/test_content_validation.py::test_values_nessie_would_convert_are_refused",
+        ),
+    ),
+    Difference(
+        id="api-versions",
+        title="API versions",
+        summary="`lochkit serve` serves Nessie's REST API v2 only, and its `/config` says so "
+        "(`minSupportedApiVersion` 2); Nessie 0.99 also serves v1 and says 1.",
+        kind="deliberate",
+        lochkit="GET /api/v2/config answers minSupportedApiVersion 2 and maxSupportedApiVersion 2; "
+        "/api/v1 answers 404.",
+        nessie="Serves the deprecated API v1 beside v2; its config answers minSupportedApiVersion 1.",
+        reason="A client that reads the range must not be sent to an API that is not there; "
+        "Nessie's and Iceberg's current clients speak v2.",
+        tests=(
+            "tests/rest/test_wire_against_nessie.py::test_each_server_serves_the_api_versions_its_config_advertises",
+        ),
+    ),
+    Difference(
         id="empty-commit",
         title="Commits without operations",
         summary="a commit without operations is written, as Nessie's version store does; Nessie's REST API "
@@ -350,6 +413,23 @@ _LISTED: Final[tuple[Difference, ...]] = (
         reason="A count of commits must count commits.",
         tests=("conformance/suites/versionstore_addressing.py::test_metadata_counts_commits_across_a_merge",),
         suite_tests=("VersionStoreAddressingSuite::test_metadata_counts_commits_across_a_merge",),
+    ),
+    Difference(
+        id="merge-from-empty-branch",
+        title="Merging from a branch without commits",
+        summary="merging a branch still at the no-ancestor hash brings nothing; Nessie takes the "
+        "target's head as the merge base and commits the removal of every key of the target.",
+        kind="nessie-bug",
+        lochkit="A successful merge that writes nothing (wasApplied false), commonAncestor the "
+        "no-ancestor hash: that hash is an ancestor of every commit.",
+        nessie="Takes the target's head as the merge base, so the merge commit deletes every key of "
+        "the target (for example merging an empty main into a branch forked from it).",
+        reason="Merging nothing must not delete data.",
+        tests=(
+            f"{_FOUND}::test_merging_from_a_branch_without_commits",
+            "tests/rest/test_wire_against_nessie.py::test_merging_a_branch_forked_from_an_empty_main",
+        ),
+        suite_tests=("VersionStoreMergeSuite::test_merge_from_a_branch_at_the_empty_commit_changes_nothing",),
     ),
     Difference(
         id="retry-sleep",

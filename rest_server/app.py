@@ -112,7 +112,9 @@ def create_app(store: StoreSource) -> Starlette:
 def _config(store: VersionStoreApi) -> dict[str, Any]:
     config: dict[str, Any] = {
         "defaultBranch": store.default_branch(),
-        "minSupportedApiVersion": 1,
+        # Only v2 is served (Nessie also serves v1, and says 1 here): a client reading the range
+        # must not be sent to an API that answers 404.
+        "minSupportedApiVersion": 2,
         "maxSupportedApiVersion": 2,
         "actualApiVersion": 2,
         "specVersion": SPEC_VERSION,

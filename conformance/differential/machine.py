@@ -470,6 +470,7 @@ def make_machine(
             meta = CommitMeta(f"merge {next(self.counter)}") if own_message else None
             facts: dict[str, Any] = {}
             heads = [self.heads(source)[0], self.heads(target)[0]]
+            facts["source_empty"], facts["target_empty"] = (h == EMPTY_OBJ_ID for h in heads)
             if heads[0] is not None and heads[1] is not None:
                 base = attempt(
                     lambda: (

@@ -149,6 +149,28 @@ def _dry_run(step: Step, lochkit: Outcome, nessie: Outcome) -> bool:
     )
 
 
+@_rule("merge-into-empty-branch")
+def _merge_into_empty(step: Step, lochkit: Outcome, nessie: Outcome) -> bool:
+    """A merge into a branch at the empty commit: lochkit merges from that commit, Nessie says "No
+    common ancestor"."""
+    return (
+        step.kind == "merge"
+        and bool(step.facts.get("target_empty"))
+        and not step.facts.get("source_empty")
+        and nessie.kind == "not-found"
+        and nessie.message.startswith("No common ancestor")
+        and lochkit.kind != "server-error"
+    )
+
+
+@_rule("merge-from-empty-branch")
+def _merge_from_empty(step: Step, lochkit: Outcome, nessie: Outcome) -> bool:
+    """A merge from a branch at the empty commit: lochkit has nothing to merge; Nessie merges the
+    removal of every key of the target (or, for a target at the empty commit too, says "No common
+    ancestor")."""
+    return step.kind == "merge" and bool(step.facts.get("source_empty")) and lochkit.ok
+
+
 @_rule("inverted-key-range")
 def _inverted_range(step: Step, lochkit: Outcome, nessie: Outcome) -> bool:
     """lochkit refuses min-key above max-key always, naming both keys after Nessie's words; Nessie

@@ -405,13 +405,13 @@ class LogicCommitsSuite(ConformanceSuite):
                     assert find_merge_base(load, branch[-1].id, other[-1].id, False) == trunk[min(i, j)].id
 
     def test_unrelated_histories_have_no_common_ancestor(self, logic: CommitLogic) -> None:
+        """Two histories that each have commits and share none (both start at the no-ancestor
+        commit): no common ancestor, as in Nessie."""
         a = _chain(logic, 3, prefix="a")
         b = _chain(logic, 3, prefix="b")
         load = self._load(logic)
         with pytest.raises(NoCommonAncestor, match="No common ancestor in parents of "):
             find_merge_base(load, a[-1].id, b[-1].id)
-        with pytest.raises(NoCommonAncestor, match="No common ancestor"):
-            find_merge_base(load, EMPTY_OBJ_ID, EMPTY_OBJ_ID)
         for x in a:
             for y in b:
                 with pytest.raises(NoCommonAncestor, match="No common ancestor in parents of "):
@@ -425,6 +425,19 @@ class LogicCommitsSuite(ConformanceSuite):
         ):
             with pytest.raises(NoCommonAncestor, match=f"Commit '{missing}' not found"):
                 find_merge_base(load, *pair)
+
+    def test_the_no_ancestor_commit_is_the_base_of_every_history(self, logic: CommitLogic) -> None:
+        """Every history starts at the no-ancestor commit (the parent of every first commit), so with
+        it on either side it is the common ancestor: merging it brings nothing, and merging into it
+        brings everything (Nessie: "No common ancestor" for a target there; for a source there, the
+        target's head, which makes a merge delete every key)."""
+        a = _chain(logic, 3, prefix="a")
+        load = self._load(logic)
+        for commit in (EMPTY_OBJ_ID, *(c.id for c in a)):
+            assert find_merge_base(load, EMPTY_OBJ_ID, commit) == EMPTY_OBJ_ID
+            assert find_merge_base(load, commit, EMPTY_OBJ_ID) == EMPTY_OBJ_ID
+            for respect_merge_parents in (True, False):
+                assert find_merge_base(load, commit, EMPTY_OBJ_ID, respect_merge_parents) == EMPTY_OBJ_ID
 
     def test_merge_base_follows_merge_parents(self, logic: CommitLogic) -> None:
         """After merging B into A, the next merge of B uses the merged B commit as its base."""

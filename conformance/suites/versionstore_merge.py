@@ -696,10 +696,30 @@ class VersionStoreMergeSuite(VersionStoreSuite):
         g.commit("b2")
         assert g.merge_base("b2", "b1") == "f"
 
-    def test_merge_into_a_branch_at_the_empty_commit_has_no_merge_base(self, vs: VersionStore) -> None:
-        """A target at the empty commit shares nothing with any source: "No common ancestor"."""
+    def test_merge_into_a_branch_at_the_empty_commit_applies_the_source(self, vs: VersionStore) -> None:
+        """A target at the empty commit (a new repository's main, say) has that commit as common
+        ancestor with any source, as its reference metadata says: the merge brings all of the
+        source, in a merge commit. (Nessie: "No common ancestor".)"""
+        head = self.commit(vs, MAIN, Put(key("n"), namespace("n")), Put(key("n.t"), table("t")))
+        target = branch("empty")
+        vs.create_reference(target)
+        result = vs.merge(head, target, EMPTY_OBJ_ID)
+        assert (result.applied, result.successful, result.common_ancestor) == (True, True, EMPTY_OBJ_ID)
+        merged = self.head(vs, target)
+        assert result.created_commits == [merged]
+        assert next(iter(vs.get_commits(merged))).meta.parent_hashes == (str(EMPTY_OBJ_ID), str(head))
+        assert self.values(vs, target, ["n", "n.t"]) == self.values(vs, MAIN, ["n", "n.t"])
+
+    def test_merge_from_a_branch_at_the_empty_commit_changes_nothing(self, vs: VersionStore) -> None:
+        """The empty commit is an ancestor of every commit, so a source there has nothing to merge:
+        a success that writes nothing. (Nessie takes the target's head as the merge base and commits
+        the removal of every key of the target.)"""
         head = self.commit(vs, MAIN, Put(key("t"), table("t")))
-        vs.create_reference(branch("empty"))
-        with pytest.raises(ReferenceNotFoundError, match=r"^No common ancestor"):
-            vs.merge(head, branch("empty"))
-        assert self.head(vs, branch("empty")) == EMPTY_OBJ_ID
+        source = branch("empty")
+        vs.create_reference(source)
+        for dry_run in (True, False):
+            result = vs.merge(source, MAIN, head, dry_run=dry_run)
+            assert (result.applied, result.successful, result.created_commits) == (False, True, [])
+            assert (result.common_ancestor, result.resultant_target_hash) == (EMPTY_OBJ_ID, head)
+        assert self.head(vs, MAIN) == head
+        assert self.values(vs, MAIN, ["t"]) == {"t": table("t")}

@@ -71,7 +71,8 @@ def find_merge_base(
     source: ObjId,
     respect_merge_parents: bool = True,
 ) -> ObjId:
-    """The newest commit reachable from both ``target`` and ``source``.
+    """The newest commit reachable from both ``target`` and ``source``; the empty commit when
+    either is the empty commit.
 
     Walks both histories newest-first (by ``seq``), flagging where each commit was reached from;
     the first commit reached from both, and not below another such commit, is the answer.
@@ -94,13 +95,16 @@ def find_merge_base(
             cache[commit_id] = found
         return found
 
-    if target == EMPTY_OBJ_ID:
-        if source != EMPTY_OBJ_ID:
-            node(source)
-        raise NoCommonAncestor(f"No common ancestor in parents of {target} and {source}")
-    if source == EMPTY_OBJ_ID:
-        node(target)
-        return target
+    if EMPTY_OBJ_ID in (target, source):
+        # Every history starts at the empty commit (the parent of every first commit), so it is
+        # the common ancestor of any commit and itself, as reference metadata reports it: merging
+        # from it brings nothing, merging into it brings everything. Nessie answers "No common
+        # ancestor" for a target there, and for a source there takes the target's head, so the
+        # merge deletes every key of the target.
+        for commit_id in (target, source):
+            if commit_id != EMPTY_OBJ_ID:
+                node(commit_id)  # "not found" for a commit that does not exist
+        return EMPTY_OBJ_ID
     if source == target:
         node(target)
         return target

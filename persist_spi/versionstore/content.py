@@ -156,8 +156,9 @@ class IcebergView(Content):
     metadata_location: str = ""
     version_id: int = 0
     schema_id: int = 0
-    sql_text: str = ""
-    dialect: str = ""
+    #: Optional in Nessie's model (None: not given, and not served).
+    sql_text: str | None = None
+    dialect: str | None = None
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,8 @@ class UDF(Content):
     PAYLOAD: ClassVar[int] = 5
     TYPE_NAME: ClassVar[str] = "UDF"
 
-    metadata_location: str = ""
+    #: Every field is optional in Nessie's model (None: not given, and not served).
+    metadata_location: str | None = None
     version_id: str | None = None
     signature_id: str | None = None
 

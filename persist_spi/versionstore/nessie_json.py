@@ -14,12 +14,25 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import enum
+import json
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from persist_spi.errors import ObjTooLarge
 from persist_spi.ids import ObjId
-from persist_spi.versionstore.content import CONTENT_TYPES, Content, ContentKey, content_type_named
+from persist_spi.versionstore.content import (
+    CONTENT_TYPES,
+    UDF,
+    Content,
+    ContentKey,
+    DeltaLakeTable,
+    IcebergTable,
+    IcebergView,
+    Namespace,
+    content_type_named,
+)
 from persist_spi.versionstore.errors import (
     Conflict,
     ConflictType,
@@ -110,21 +123,152 @@ def content_to_json(content: Content) -> Json:
     return doc
 
 
-def content_from_json(doc: Any) -> Content:
-    type_name = _require(doc, "type", "content")
+# What each content type's fields are in JSON, as Nessie's model classes declare them (IcebergTable,
+# IcebergView, DeltaLakeTable, Namespace, UDF): a field's JSON type, and whether it is required.
+# A parsed document is checked against this before it becomes content, so nothing of another type
+# is ever stored. Where Nessie's JSON parser converts a value (123 for a string, "12" or 1.5 for a
+# whole number, null for 0), lochkit refuses it: docs/nessie-differences.md, "Content field types".
+
+
+class FieldKind(enum.Enum):
+    STRING = "a string"
+    INT = "a whole number (int)"
+    LONG = "a whole number (long)"
+    STRINGS = "a list of strings"
+    STRING_MAP = "an object of strings"
+
+
+@dataclasses.dataclass(frozen=True)
+class ContentField:
+    json_name: str
+    kind: FieldKind
+    required: bool = False
+
+    @property
+    def attribute(self) -> str:
+        """The content dataclass's field."""
+        return _snake(self.json_name)
+
+
+_S, _I, _L = FieldKind.STRING, FieldKind.INT, FieldKind.LONG
+CONTENT_FIELDS: Final[dict[type[Content], tuple[ContentField, ...]]] = {
+    IcebergTable: (
+        ContentField("metadataLocation", _S, required=True),
+        ContentField("snapshotId", _L, required=True),
+        ContentField("schemaId", _I, required=True),
+        ContentField("specId", _I, required=True),
+        ContentField("sortOrderId", _I, required=True),
+    ),
+    IcebergView: (
+        ContentField("metadataLocation", _S, required=True),
+        ContentField("versionId", _L, required=True),
+        ContentField("schemaId", _I, required=True),
+        ContentField("sqlText", _S),
+        ContentField("dialect", _S),
+    ),
+    DeltaLakeTable: (
+        ContentField("metadataLocationHistory", FieldKind.STRINGS),
+        ContentField("checkpointLocationHistory", FieldKind.STRINGS),
+        ContentField("lastCheckpoint", _S),
+    ),
+    Namespace: (
+        ContentField("elements", FieldKind.STRINGS),
+        ContentField("properties", FieldKind.STRING_MAP),
+    ),
+    UDF: (
+        ContentField("metadataLocation", _S),
+        ContentField("versionId", _S),
+        ContentField("signatureId", _S),
+    ),
+}
+_TYPES_BY_NAME: Final = {cls.TYPE_NAME: cls for cls in CONTENT_FIELDS}
+_RANGES: Final = {FieldKind.INT: ("int", 2**31), FieldKind.LONG: ("long", 2**63)}
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
+def _described(value: Any) -> str:
+    """A JSON value as a message names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f"the string {json.dumps(value)}"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def content_from_json(doc: Any, where: str = "content") -> Content:
+    """The content ``doc`` describes; :class:`NessieJsonError` naming ``where`` and the field when a
+    required field is missing or null, a field has another JSON type, the type is unknown or the
+    content id is not a UUID."""
+    subject = where[:1].upper() + where[1:]
+    if not isinstance(doc, Mapping):
+        raise NessieJsonError(f"{subject} must be a JSON object with a 'type', not {_described(doc)}")
+    type_name = doc.get("type")
+    if type_name is None:
+        raise NessieJsonError(f"{subject} has no 'type': give one of {', '.join(_TYPES_BY_NAME)}")
+    cls = _TYPES_BY_NAME.get(type_name) if isinstance(type_name, str) else None
+    if cls is None:
+        raise NessieJsonError(
+            f"{subject}: unknown content type {type_name!r}; the types are {', '.join(_TYPES_BY_NAME)}"
+        )
+    fields = CONTENT_FIELDS[cls]
+    missing = [f.json_name for f in fields if f.required and doc.get(f.json_name) is None]
+    if missing:
+        raise NessieJsonError(
+            f"Cannot build {cls.__name__}, some of required attributes are not set [{', '.join(missing)}] "
+            f"in {where} (null counts as not set)"
+        )
+    kwargs = {
+        f.attribute: _field_value(f, doc[f.json_name], f"{subject} ({type_name}): field '{f.json_name}'")
+        for f in fields
+        if doc.get(f.json_name) is not None
+    }
+    return cls(id=_content_id(doc.get("id"), subject), **kwargs)
+
+
+def _field_value(field: ContentField, value: Any, what: str) -> Any:
+    kind = field.kind
+    if kind is FieldKind.STRING and isinstance(value, str):
+        return value
+    if kind in _RANGES and not isinstance(value, bool) and isinstance(value, (int, float)):
+        if isinstance(value, float) and not value.is_integer():
+            raise NessieJsonError(f"{what} must be {kind.value}, not {_described(value)}")
+        name, bound = _RANGES[kind]
+        if not -bound <= value < bound:
+            raise NessieJsonError(
+                f"{what}: Numeric value ({value}) out of range of {name} ({-bound} - {bound - 1})"
+            )
+        return int(value)
+    if kind is FieldKind.STRINGS and isinstance(value, list):
+        for i, element in enumerate(value):
+            if not isinstance(element, str):
+                raise NessieJsonError(f"{what} must be {kind.value}: element {i} is {_described(element)}")
+        return tuple(value)
+    if kind is FieldKind.STRING_MAP and isinstance(value, Mapping):
+        for name, element in value.items():
+            if not isinstance(element, str):
+                raise NessieJsonError(f"{what} must be {kind.value}: {name!r} is {_described(element)}")
+        return dict(value)
+    raise NessieJsonError(f"{what} must be {kind.value}, not {_described(value)}")
+
+
+def _content_id(value: Any, subject: str) -> str | None:
+    """A content id is a UUID, as Nessie requires (and as lochkit's store assigns them)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise NessieJsonError(f"{subject}: field 'id' must be a string (a UUID), not {_described(value)}")
     try:
-        cls = content_type_named(str(type_name))
-    except ValueError as e:
-        raise NessieJsonError(f"content: {e}") from None
-    kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if f.name == "id":
-            continue
-        value = doc.get(_camel(f.name))
-        if value is None:
-            continue
-        kwargs[f.name] = tuple(value) if isinstance(value, list) else value
-    return cls(id=doc.get("id"), **kwargs)
+        uuid.UUID(value)
+    except ValueError:
+        raise NessieJsonError(f"{subject}: Invalid UUID string: {value}") from None
+    return value
 
 
 def content_type_name(payload: int) -> str:
@@ -211,7 +355,8 @@ def operation_from_json(doc: Any) -> Operation:
     kind = _require(doc, "type", "operation")
     key = key_from_json(_require(doc, "key", "operation"))
     if kind == "PUT":
-        return Put(key, content_from_json(_require(doc, "content", f"PUT operation on '{key}'")))
+        where = f"PUT operation on '{key}'"
+        return Put(key, content_from_json(_require(doc, "content", where), f"the content of the {where}"))
     if kind == "DELETE":
         return Delete(key)
     if kind == "UNCHANGED":
@@ -470,12 +615,17 @@ def merge_behavior_to_json(spec: MergeKeyBehavior) -> Json:
 
 
 def merge_behavior_from_json(doc: Any) -> MergeKeyBehavior:
-    expected, resolved = doc.get("expectedTargetContent"), doc.get("resolvedContent")
+    key = key_from_json(_require(doc, "key", "merge key behavior"))
+    contents = {}
+    for name in ("expectedTargetContent", "resolvedContent"):
+        value = doc.get(name)
+        where = f"the {name} of the key merge behaviour for '{key}'"
+        contents[name] = content_from_json(value, where) if value is not None else None
     return MergeKeyBehavior(
-        key_from_json(_require(doc, "key", "merge key behavior")),
+        key,
         MergeBehavior(str(doc.get("mergeBehavior") or "NORMAL")),
-        content_from_json(expected) if expected is not None else None,
-        content_from_json(resolved) if resolved is not None else None,
+        contents["expectedTargetContent"],
+        contents["resolvedContent"],
     )
 
 

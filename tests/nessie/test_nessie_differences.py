@@ -617,6 +617,40 @@ def test_merging_unrelated_branches(side: Side) -> None:
     assert str(result) == f"No common ancestor in parents of {target_head} and {source_head}"
 
 
+def test_merging_into_a_branch_without_commits(side: Side) -> None:
+    """Deliberate: the empty commit is the common ancestor of a branch still there and any source,
+    so lochkit's merge brings everything; Nessie answers "No common ancestor" (while its reference
+    metadata names the empty commit as the common ancestor)."""
+    feature = side.new_branch()  # at main's head: the empty commit
+    source_head = side.commit(Put(key("t1"), table("t1")), on=feature)
+    result = outcome(lambda: side.api.merge(feature, side.main))
+    if side.name == "lochkit":
+        assert isinstance(result, MergeResult)
+        assert (result.applied, result.common_ancestor) == (True, EMPTY_OBJ_ID)
+        assert side.keys() == {"t1": 1}
+    else:
+        assert isinstance(result, ReferenceNotFoundError)
+        assert str(result) == f"No common ancestor in parents of {EMPTY_OBJ_ID} and {source_head}"
+        assert side.head() == EMPTY_OBJ_ID
+
+
+def test_merging_from_a_branch_without_commits(side: Side) -> None:
+    """Nessie's defect: merging a branch still at the empty commit commits the removal of every key
+    of the target; lochkit has nothing to merge."""
+    head = start(side)
+    empty = side.ref("empty")
+    side.api.create_reference(empty)
+    result = outcome(lambda: side.api.merge(empty, side.main))
+    assert isinstance(result, MergeResult)
+    if side.name == "lochkit":
+        assert (result.applied, result.successful, result.common_ancestor) == (False, True, EMPTY_OBJ_ID)
+        assert side.head() == head
+        assert side.keys() == {"n1": 4, "t1": 1}
+    else:
+        assert (result.applied, result.common_ancestor) == (True, head)
+        assert side.keys() == {}
+
+
 def test_conflicts_carry_the_current_content(side: Side) -> None:
     """lochkit's conflict names the key's current content; Nessie's has none."""
     old = start(side)

@@ -15,46 +15,11 @@ from typing import Any
 import pytest
 import requests
 
-from persist_spi.ids import EMPTY_OBJ_ID
-
-SPEC2 = {"Nessie-Client-Spec": "2"}
-EMPTY = str(EMPTY_OBJ_ID)
-
-
-class Api:
-    """Thin helpers over requests: JSON in, (status, JSON) out."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-
-    def call(
-        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None, **params: Any
-    ) -> tuple[int, Any]:
-        response = requests.request(
-            method, self.base + path, json=body, params=params or None, headers=headers or SPEC2, timeout=30
-        )
-        return response.status_code, response.json()
-
-    def ok(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
-        status, doc = self.call(method, path, body, **params)
-        assert status == 200, doc
-        return doc
-
-    def head(self, ref: str = "main") -> str:
-        return str(self.ok("GET", f"/trees/{ref}")["reference"]["hash"])
-
-    def commit(self, ref: str, *operations: dict[str, Any], message: str = "c", **meta: Any) -> str:
-        body = {"commitMeta": {"message": message, **meta}, "operations": list(operations)}
-        doc = self.ok("POST", f"/trees/{ref}@{self.head(ref)}/history/commit", body)
-        return str(doc["targetBranch"]["hash"])
-
-
-def put(dotted: str, content: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "PUT", "key": {"elements": dotted.split(".")}, "content": content}
+from .wire import EMPTY, SPEC2, TABLE, Api, put
 
 
 def iceberg(location: str) -> dict[str, Any]:
-    return {"type": "ICEBERG_TABLE", "metadataLocation": location, "snapshotId": 1}
+    return {**TABLE, "metadataLocation": location}
 
 
 def namespace(dotted: str) -> dict[str, Any]:
@@ -84,13 +49,18 @@ def catalog(api: Api) -> dict[str, str]:
 def test_config_answers_like_nessie(api: Api) -> None:
     doc = api.ok("GET", "/config")
     assert doc["defaultBranch"] == "main"
-    assert (doc["minSupportedApiVersion"], doc["maxSupportedApiVersion"], doc["actualApiVersion"]) == (
-        1,
-        2,
-        2,
-    )
     assert doc["noAncestorHash"] == EMPTY
     assert doc["specVersion"] == "2.2.0"
+
+
+def test_config_advertises_exactly_the_api_versions_served(api: Api) -> None:
+    """API v2 only: minSupportedApiVersion is 2, and /api/v1 answers 404."""
+    doc = api.ok("GET", "/config")
+    versions = ("minSupportedApiVersion", "maxSupportedApiVersion", "actualApiVersion")
+    assert [doc[name] for name in versions] == [2, 2, 2]
+    root = api.base.removesuffix("/api/v2")
+    for version in (1, 3):
+        assert requests.get(f"{root}/api/v{version}/config", timeout=30).status_code == 404
 
 
 # --- paths ---------------------------------------------------------------------------------------
@@ -398,3 +368,27 @@ def test_transplant_message_override_and_merge_over_http(api: Api, catalog: dict
     dry = api.ok("POST", f"/trees/main@{api.head()}/history/merge", merge)
     assert (dry["wasApplied"], dry["wasSuccessful"]) == (False, True)
     assert {d["conflictType"] for d in dry["details"]} <= {"NONE"}
+
+
+def test_a_branch_forked_from_an_empty_main_merges_as_its_metadata_says(api: Api) -> None:
+    """main has no commits, dev forked from it has one: fetch=ALL says dev is 1 ahead, 0 behind,
+    common ancestor the no-ancestor hash. Merging the empty main into dev has nothing to bring;
+    merging dev into main brings dev's content, from that common ancestor."""
+    api.ok("POST", "/trees", {"type": "BRANCH", "name": "main", "hash": EMPTY}, name="dev", type="BRANCH")
+    head = api.commit("dev", put("t", iceberg("m")))
+    metadata = api.ok("GET", "/trees/dev", fetch="ALL")["reference"]["metadata"]
+    assert (metadata["numCommitsAhead"], metadata["numCommitsBehind"]) == (1, 0)
+    assert metadata["commonAncestorHash"] == EMPTY
+
+    from_main = api.ok("POST", f"/trees/dev@{head}/history/merge", {"fromRefName": "main", "fromHash": EMPTY})
+    assert (from_main["wasApplied"], from_main["wasSuccessful"]) == (False, True)
+    assert (from_main["commonAncestor"], from_main["resultantTargetHash"]) == (EMPTY, head)
+    assert api.head("dev") == head
+    assert api.ok("GET", "/trees/dev/contents/t")["content"]["metadataLocation"] == "m"
+
+    into_main = api.ok("POST", f"/trees/main@{EMPTY}/history/merge", {"fromRefName": "dev", "fromHash": head})
+    assert (into_main["wasApplied"], into_main["wasSuccessful"]) == (True, True)
+    assert into_main["commonAncestor"] == metadata["commonAncestorHash"]
+    assert api.ok("GET", "/trees/main/contents/t")["content"]["metadataLocation"] == "m"
+    after = api.ok("GET", "/trees/dev", fetch="ALL")["reference"]["metadata"]
+    assert (after["numCommitsAhead"], after["numCommitsBehind"], after["commonAncestorHash"]) == (0, 1, head)

@@ -17,6 +17,8 @@ import requests
 
 from persist_spi.ids import EMPTY_OBJ_ID
 
+from .wire import CONVERTED_BY_NESSIE, INVALID, TABLE, VALID, Api, put, served_form
+
 pytestmark = pytest.mark.skipif(
     os.environ.get("LOCHKIT_NESSIE_TESTS") != "1",
     reason="the real Nessie server runs when LOCHKIT_NESSIE_TESTS=1 (needs Java 21+, a 245 MB jar)",
@@ -94,26 +96,12 @@ def _same_fields(theirs: Any, ours: Any, where: str = "") -> None:
             _same_fields(a, b, f"{where}[{i}]")
 
 
-def _put(dotted: str, content: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "PUT", "key": {"elements": dotted.split(".")}, "content": content}
-
-
-TABLE = {
-    "type": "ICEBERG_TABLE",
-    "metadataLocation": "m1",
-    "snapshotId": 1,
-    "schemaId": 0,
-    "specId": 0,
-    "sortOrderId": 0,
-}
-
-
 def test_the_same_requests_get_answers_of_the_same_shape(nessie: str, lochkit: str) -> None:
     theirs, ours = _both(nessie, lochkit, "GET", "/config")
     assert set(ours) <= set(theirs)
     commit = {
         "commitMeta": {"message": "c1", "allProperties": {"p": ["a", "b"]}},
-        "operations": [_put("n1", {"type": "NAMESPACE", "elements": ["n1"]}), _put("n1.t1", TABLE)],
+        "operations": [put("n1", {"type": "NAMESPACE", "elements": ["n1"]}), put("n1.t1", TABLE)],
     }
     _same_fields(*_both(nessie, lochkit, "POST", "/trees/main@{head}/history/commit", commit))
     branch = {"type": "BRANCH", "name": "main", "hash": EMPTY}
@@ -138,7 +126,7 @@ def test_errors_have_the_same_status_code_and_details(nessie: str, lochkit: str)
         theirs, ours = _both(nessie, lochkit, "GET", path)
         assert theirs["errorCode"] == ours["errorCode"]
         assert theirs.get("errorDetails") == ours.get("errorDetails")
-    stale = {"commitMeta": {"message": "late"}, "operations": [_put("n1.t2", TABLE)]}
+    stale = {"commitMeta": {"message": "late"}, "operations": [put("n1.t2", TABLE)]}
     _both(nessie, lochkit, "POST", "/trees/main@{head}/history/commit", stale)
     # the same key created again from the old expected hash: a conflict on both
     theirs, ours = _both(nessie, lochkit, "POST", f"/trees/main@{EMPTY}/history/commit", stale)
@@ -148,3 +136,132 @@ def test_errors_have_the_same_status_code_and_details(nessie: str, lochkit: str)
     ]
     theirs, ours = _both(nessie, lochkit, "GET", "/trees/main/entries", filter="entry.namespace ==")
     assert (theirs["errorCode"], ours["errorCode"]) == ("BAD_REQUEST", "BAD_REQUEST")
+
+
+# --- content documents ---------------------------------------------------------------------------
+
+
+def _attempt(base: str, key: str, content: Any) -> tuple[int, Any]:
+    """Commit ``content`` at ``key`` on main: the answer; a refused commit must not move main."""
+    api = Api(base)
+    before = api.head()
+    status, doc = api.try_commit("main", put(key, content))
+    if status != 200:
+        assert api.head() == before, (base, "a refused commit moved main")
+    return status, doc
+
+
+@pytest.mark.parametrize("name", list(INVALID))
+def test_invalid_content_is_refused_by_both(nessie: str, lochkit: str, name: str) -> None:
+    case = INVALID[name]
+    (theirs_status, theirs), (ours_status, ours) = (
+        _attempt(b, "bad", case.content) for b in (nessie, lochkit)
+    )
+    assert (theirs_status, ours_status) == (400, 400), (theirs, ours)
+    assert theirs["errorCode"] == ours["errorCode"] == "BAD_REQUEST"
+    assert set(ours) == set(theirs)
+    if case.both_say is not None:
+        assert case.both_say in theirs["message"], theirs["message"]
+        assert case.both_say in ours["message"], ours["message"]
+
+
+@pytest.mark.parametrize("name", list(VALID))
+def test_valid_content_is_stored_and_served_back_alike(nessie: str, lochkit: str, name: str) -> None:
+    key = f"ok-{name}"
+    served = []
+    for base in (nessie, lochkit):
+        status, doc = _attempt(base, key, VALID[name])
+        assert status == 200, (base, doc)
+        served.append(Api(base).ok("GET", f"/trees/main/contents/{key}")["content"])
+    theirs, ours = served
+    assert served_form(ours) == served_form(theirs) == served_form(VALID[name])
+
+
+@pytest.mark.parametrize("name", list(CONVERTED_BY_NESSIE))
+def test_values_nessie_converts_are_refused_by_lochkit(nessie: str, lochkit: str, name: str) -> None:
+    """The difference "Content field types": Nessie stores the converted value, lochkit refuses
+    the document naming the field."""
+    content, converted = CONVERTED_BY_NESSIE[name]
+    key = f"converted-{name}"
+    status, _ = _attempt(nessie, key, content)
+    assert status == 200
+    stored = Api(nessie).ok("GET", f"/trees/main/contents/{key}")["content"]
+    assert {k: stored[k] for k in converted} == converted
+    status, doc = _attempt(lochkit, key, content)
+    assert (status, doc["errorCode"]) == (400, "BAD_REQUEST")
+    (field,) = converted
+    assert field in doc["message"]
+
+
+# --- configuration -------------------------------------------------------------------------------
+
+
+def test_each_server_serves_the_api_versions_its_config_advertises(nessie: str, lochkit: str) -> None:
+    """Nessie 0.99 serves v1 and v2 and says 1..2; lochkit serves v2 only and says 2..2 (the
+    difference "API versions")."""
+    advertised = {}
+    for base in (nessie, lochkit):
+        config = Api(base).ok("GET", "/config")
+        versions = range(config["minSupportedApiVersion"], config["maxSupportedApiVersion"] + 1)
+        root = base.removesuffix("/api/v2")
+        for version in (*versions, versions.stop):
+            answer = requests.get(f"{root}/api/v{version}/config", timeout=60).status_code
+            assert (answer == 200) == (version in versions), (base, version, answer)
+        advertised[base] = (versions.start, versions.stop - 1, config["actualApiVersion"])
+    assert (advertised[nessie], advertised[lochkit]) == ((1, 2, 2), (2, 2, 2))
+
+
+# --- merging with a branch that has no commits ---------------------------------------------------
+
+
+def test_merging_a_branch_forked_from_an_empty_main(nessie: str, lochkit: str) -> None:
+    """Both report a branch forked from an empty main as 1 ahead, 0 behind, common ancestor the
+    no-ancestor hash. lochkit's merge agrees (the differences "Merging into a branch without
+    commits" and "Merging from a branch without commits"): it brings the branch into main, and
+    merging the empty main into the branch brings nothing. Nessie answers "No common ancestor",
+    and merging its empty main into the branch deletes the branch's content."""
+    answers = {}
+    for base in (nessie, lochkit):
+        api = Api(base)
+        api.ok(
+            "PUT",
+            f"/trees/main@{api.head()}",
+            {"type": "BRANCH", "name": "main", "hash": EMPTY},
+            type="BRANCH",
+        )
+        api.ok(
+            "POST", "/trees", {"type": "BRANCH", "name": "main", "hash": EMPTY}, name="forked", type="BRANCH"
+        )
+        head = api.commit("forked", put("t", TABLE))
+        metadata = api.ok("GET", "/trees/forked", fetch="ALL")["reference"]["metadata"]
+        from_main = api.call(
+            "POST", f"/trees/forked@{head}/history/merge", {"fromRefName": "main", "fromHash": EMPTY}
+        )
+        entries = api.ok("GET", "/trees/forked/entries")["entries"]
+        api.ok(
+            "PUT",
+            f"/trees/forked@{api.head('forked')}",
+            {"type": "BRANCH", "name": "forked", "hash": head},
+            type="BRANCH",
+        )
+        into_main = api.call(
+            "POST", f"/trees/main@{EMPTY}/history/merge", {"fromRefName": "forked", "fromHash": head}
+        )
+        answers[base] = (head, metadata, from_main, entries, into_main)
+        api.ok("DELETE", f"/trees/forked@{head}", type="BRANCH")
+
+    for _, metadata, *_ in answers.values():
+        assert (metadata["numCommitsAhead"], metadata["numCommitsBehind"]) == (1, 0)
+        assert metadata["commonAncestorHash"] == EMPTY
+
+    head, _, (status, from_main), entries, (into_status, into_main) = answers[lochkit]
+    assert status == 200
+    assert (from_main["wasApplied"], from_main["commonAncestor"], len(entries)) == (False, EMPTY, 1)
+    assert into_status == 200
+    assert (into_main["wasApplied"], into_main["commonAncestor"]) == (True, EMPTY)
+
+    head, _, (status, from_main), entries, (into_status, into_main) = answers[nessie]
+    assert status == 200
+    assert (from_main["wasApplied"], from_main["commonAncestor"], entries) == (True, head, [])
+    assert (into_status, into_main["errorCode"]) == (404, "REFERENCE_NOT_FOUND")
+    assert into_main["message"] == f"No common ancestor in parents of {EMPTY} and {head}"

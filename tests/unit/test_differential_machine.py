@@ -68,6 +68,23 @@ def test_normalisation_explains_only_its_own_situation() -> None:
     )
 
 
+def test_merges_with_a_branch_without_commits_are_explained_only_as_such() -> None:
+    no_ancestor = Outcome(
+        "not-found", message=f"No common ancestor in parents of {EMPTY_OBJ_ID} and {'a' * 64}"
+    )
+    into_empty = Step("merge", {"target_empty": True, "source_empty": False})
+    assert explain(into_empty, Outcome("ok"), no_ancestor) == "merge-into-empty-branch"
+    assert explain(Step("merge", {"target_empty": False}), Outcome("ok"), no_ancestor) is None
+    assert (
+        explain(into_empty, Outcome("ok"), Outcome("not-found", message="Named reference 'x' not found"))
+        is None
+    )
+    from_empty = Step("merge", {"target_empty": False, "source_empty": True})
+    assert explain(from_empty, Outcome("ok"), Outcome("ok")) == "merge-from-empty-branch"
+    assert explain(from_empty, Outcome("conflict", (("KEY_EXISTS", "t1"),)), Outcome("ok")) is None
+    assert explain(Step("merge", {"source_empty": False}), Outcome("ok"), Outcome("ok")) is None
+
+
 def test_two_lochkit_stores_agree(capsys: pytest.CaptureFixture[str]) -> None:
     """lochkit against itself: every step agrees, nothing needs a registered difference, and the
     run reaches every kind of step."""
