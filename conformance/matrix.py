@@ -145,11 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("report", type=Path, help="the report file")
     parser.add_argument("--markdown", action="store_true", help="a Markdown table, as in the documentation")
-    parser.add_argument(
-        "--markdown-out",
-        metavar="FILE",
-        help="also write the Markdown table and its legend to FILE as a documentation snippet",
-    )
+    snippets.add_option(parser, "the Markdown table and its legend")
     parser.add_argument(
         "--keep-report",
         metavar="FILE",
@@ -157,10 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "documentation's matrix is rendered from)",
     )
     args = parser.parse_args(argv)
-    for option, path in (("--markdown-out", args.markdown_out), ("--keep-report", args.keep_report)):
-        problem = snippets.out_problem(option, path)
-        if problem:
-            parser.error(problem)
+    snippets.refuse_unwritable(parser, args, "--markdown-out", "--keep-report")
     try:
         report = load(args.report)
     except ReportError as e:

@@ -490,13 +490,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.nessie_differences")
     parser.add_argument("--markdown", action="store_true", help="print docs/nessie-differences.md")
     parser.add_argument("--summary", action="store_true", help="print the short list of differences")
-    parser.add_argument(
-        "--summary-out", metavar="FILE", help="write the short list to FILE as a documentation snippet"
-    )
+    snippets.add_option(parser, "the short list", "--summary-out")
     args = parser.parse_args(argv)
-    problem = snippets.out_problem("--summary-out", args.summary_out)
-    if problem:
-        parser.error(problem)
+    snippets.refuse_unwritable(parser, args, "--summary-out")
     if args.summary_out:
         command = snippets.invocation(["python", "-m", "conformance.nessie_differences"], argv)
         snippets.write(

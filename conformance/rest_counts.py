@@ -11,8 +11,6 @@ test keeps it equal to a fresh prediction. Collecting asks no server for anythin
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -21,6 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final, TypeGuard
 
+from conformance.collection import collect
 from conformance.matrix import ReportError, load
 from conformance.suite_targets import (
     NESSIE,
@@ -126,19 +125,10 @@ class _Collector:
                 self.prediction.collected[target].append(item)
 
 
-def collect() -> Prediction:
+def predict() -> Prediction:
     """Collect the version-store suites for every REST target (in this process)."""
-    import pytest
-
     collector = _Collector()
-    args = ["--pyargs", "conformance.all", "-k", "versionstore", "--backend", ",".join(TARGETS)]
-    args += ["--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:locust"]
-    with contextlib.redirect_stdout(io.StringIO()) as said:  # pytest lists every test it collects
-        code = pytest.main(args, plugins=[collector])
-    if code != pytest.ExitCode.OK:
-        raise RuntimeError(
-            f"collecting the suites failed (pytest exit code {int(code)}):\n{said.getvalue()[-3000:]}"
-        )
+    collect(collector, ["-k", "versionstore", "--backend", ",".join(TARGETS)])
     return collector.prediction
 
 
@@ -198,9 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m conformance.rest_counts",
         description="Predict the version-store suites' counts over REST from the collected tests' markers.",
     )
-    parser.add_argument(
-        "--markdown-out", metavar="FILE", help="also write the table as a documentation snippet"
-    )
+    snippets.add_option(parser, "the table")
     parser.add_argument(
         "--check",
         metavar="REPORT",
@@ -209,21 +197,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "prediction; exit 1 if any differs",
     )
     args = parser.parse_args(argv)
-    problem = snippets.out_problem("--markdown-out", args.markdown_out)
-    if problem:
-        parser.error(problem)
+    snippets.refuse_unwritable(parser, args, "--markdown-out")
     if args.check is not None:
         try:
             report = load(args.check)
         except ReportError as e:
             parser.error(str(e))
-        problems = check(collect(), report)
+        problems = check(predict(), report)
         for line in problems:
             print(line, file=sys.stderr)
         checked = sorted(t for t in report if t in TARGETS)
         print(f"{', '.join(checked) or 'no REST target'}: {'differs' if problems else 'as predicted'}")
         return 1 if problems else 0
-    table = markdown(collect())
+    table = markdown(predict())
     print(table)
     if args.markdown_out:
         command = snippets.invocation(["python", "-m", "conformance.rest_counts"], argv)

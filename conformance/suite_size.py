@@ -8,14 +8,13 @@ snippet equal to a fresh count. Collecting asks no database for anything.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.collection import collect
 from lochkit import snippets
 
 #: Collected for this backend: every backend collects the same tests (capabilities are checked
@@ -59,17 +58,8 @@ class _Collector:
 
 def count() -> SuiteSize:
     """Collect every suite for one backend (in this process) and count its tests by area."""
-    import pytest
-
     collector = _Collector()
-    args = ["--pyargs", "conformance.all", "--backend", BACKEND, "--collect-only", "-q"]
-    args += ["-p", "no:cacheprovider", "-p", "no:locust"]
-    with contextlib.redirect_stdout(io.StringIO()) as said:  # pytest lists every test it collects
-        code = pytest.main(args, plugins=[collector])
-    if code != pytest.ExitCode.OK:
-        raise RuntimeError(
-            f"collecting the suites failed (pytest exit code {int(code)}):\n{said.getvalue()[-3000:]}"
-        )
+    collect(collector, ["--backend", BACKEND])
     return collector.size
 
 
@@ -105,13 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m conformance.suite_size", description="Count the conformance tests per suite area."
     )
-    parser.add_argument(
-        "--markdown-out", metavar="FILE", help="also write the table as a documentation snippet"
-    )
+    snippets.add_option(parser, "the table")
     args = parser.parse_args(argv)
-    problem = snippets.out_problem("--markdown-out", args.markdown_out)
-    if problem:
-        parser.error(problem)
+    snippets.refuse_unwritable(parser, args, "--markdown-out")
     table = markdown(count())
     print(table)
     if args.markdown_out:

@@ -9,6 +9,7 @@ figure typed by hand, or an input changed without regenerating, shows up as a di
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import platform
@@ -103,6 +104,20 @@ def out_problem(option: str, path: str | Path | None) -> str | None:
     if not target.resolve().parent.is_dir():
         return f"{option} {path}: its directory does not exist"
     return None
+
+
+def add_option(parser: argparse.ArgumentParser, what: str, option: str = "--markdown-out") -> None:
+    """The ``--markdown-out FILE`` option of a command that writes ``what`` as a snippet."""
+    parser.add_argument(option, metavar="FILE", help=f"also write {what} to FILE as a documentation snippet")
+
+
+def refuse_unwritable(parser: argparse.ArgumentParser, args: argparse.Namespace, *options: str) -> None:
+    """A usage error (exit 2) for each of ``options`` (``--markdown-out``) naming a file that cannot
+    be written, before the command measures anything."""
+    for option in options:
+        problem = out_problem(option, getattr(args, option.lstrip("-").replace("-", "_")))
+        if problem:
+            parser.error(problem)
 
 
 def write(path: str | Path, text: str, argv: Sequence[str], *, source: str = "") -> Path:

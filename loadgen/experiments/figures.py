@@ -132,13 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--json", type=Path, help="also keep every row as JSON, with when and where it was measured"
     )
     parser.add_argument("--from-json", type=Path, help="print the tables of a kept JSON file, run nothing")
-    parser.add_argument(
-        "--markdown-out", metavar="FILE", help="also write the tables as a documentation snippet"
-    )
+    snippets.add_option(parser, "the tables")
     args = parser.parse_args(argv)
-    problem = snippets.out_problem("--markdown-out", args.markdown_out)
-    if problem:
-        parser.error(problem)
+    snippets.refuse_unwritable(parser, args, "--markdown-out")
     command = snippets.invocation(["python", "-m", "loadgen.experiments.figures"], argv)
     if args.from_json is not None:
         measured, rows = read_kept(args.from_json)
