@@ -38,6 +38,8 @@ from persist_spi.registry import backend_factory
 #: The backends ``lochkit serve`` is predicted over (the ones with a server or embedded store here).
 SERVED: Final = ("inmemory", "rocksdb", "postgres", "mongodb", "cassandra", "dynamodb")
 TARGETS: Final = (*(serve_name(b) for b in SERVED), NESSIE)
+#: What collecting the version-store suites for every target takes.
+COLLECT_ARGS: Final = ("-k", "versionstore", "--backend", ",".join(TARGETS))
 #: The areas of the version-store suites, the ones that run over REST.
 VERSION_STORE: Final = "versionstore."
 
@@ -111,24 +113,31 @@ def owner(item: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def prediction_of(items: Sequence[Any]) -> Prediction:
+    """The prediction for collected tests (those of other suites are left out)."""
+    prediction = Prediction({target: [] for target in TARGETS})
+    for item in items:
+        if not is_version_store_suite(getattr(item, "cls", None)):
+            continue
+        # A test that needs no backend is collected once, and belongs to whichever target runs.
+        target_name = owner(item)
+        for target in [target_name] if target_name else TARGETS:
+            prediction.collected[target].append(item)
+    return prediction
+
+
 class _Collector:
     def __init__(self) -> None:
-        self.prediction = Prediction({target: [] for target in TARGETS})
+        self.prediction = Prediction()
 
     def pytest_collection_modifyitems(self, items: list[Any]) -> None:
-        for item in items:
-            if not is_version_store_suite(getattr(item, "cls", None)):
-                continue
-            # A test that needs no backend is collected once, and belongs to whichever target runs.
-            target_name = owner(item)
-            for target in [target_name] if target_name else TARGETS:
-                self.prediction.collected[target].append(item)
+        self.prediction = prediction_of(items)
 
 
 def predict() -> Prediction:
     """Collect the version-store suites for every REST target (in this process)."""
     collector = _Collector()
-    collect(collector, ["-k", "versionstore", "--backend", ",".join(TARGETS)])
+    collect(collector, COLLECT_ARGS)
     return collector.prediction
 
 

@@ -11,7 +11,18 @@ from typing import Any
 
 import pytest
 
-from conformance.rest_counts import NESSIE, TARGETS, Prediction, check, markdown, predict, predicted
+import conformance.all
+from conformance.rest_counts import (
+    COLLECT_ARGS,
+    NESSIE,
+    TARGETS,
+    Prediction,
+    check,
+    is_version_store_suite,
+    markdown,
+    predicted,
+    prediction_of,
+)
 from lochkit import snippets
 
 from .doc_pages import DOCS, ROOT
@@ -19,11 +30,20 @@ from .doc_pages import DOCS, ROOT
 SNIPPET = DOCS / "generated" / "rest-counts.md"
 
 
-@pytest.fixture(scope="module")
-def prediction() -> Prediction:
-    # Collected in a subprocess would cost the same; in this process it needs a clean pytest
-    # session of its own, which pytest.main gives (its plugin is passed, not registered globally).
-    return predict()
+pytest_plugins = ["pytester"]
+#: Collected once for the module's tests (it takes seconds; pytester is per test).
+_PREDICTION: list[Prediction] = []
+
+
+@pytest.fixture
+def prediction(pytester: pytest.Pytester) -> Prediction:
+    if not _PREDICTION:
+        # Only the version-store suites run over REST: collect just them, as the command does.
+        suites = ", ".join(n for n, suite in vars(conformance.all).items() if is_version_store_suite(suite))
+        pytester.makepyfile(test_version_store=f"from conformance.all import {suites}  # noqa: F401")
+        items, _ = pytester.inline_genitems("-p", "no:cacheprovider", *COLLECT_ARGS)
+        _PREDICTION.append(prediction_of(items))
+    return _PREDICTION[0]
 
 
 def test_every_target_collects_the_same_version_store_tests(prediction: Prediction) -> None:
