@@ -15,23 +15,9 @@ from lochkit import snippets
 
 def test_a_conformance_run_writes_its_row_of_the_matrix(tmp_path: Path) -> None:
     out = tmp_path / "row.md"
-    chosen = ["-k", "TestPersistReferences"]
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "lochkit",
-            "conformance",
-            "--backend",
-            "inmemory",
-            *chosen,
-            "--markdown-out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    suites = ["conformance", "--backend", "inmemory", "-k", "TestPersistReferences"]
+    run = [sys.executable, "-m", "lochkit", *suites]
+    done = subprocess.run([*run, "--markdown-out", str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     body = snippets.body(out.read_text())
     assert re.search(r"^\| `inmemory` \| — \| embedded \| \d+ \|", body, re.M), body
