@@ -2,7 +2,7 @@
 
 Run it with ``lochkit conformance --backend NAME`` or ``pytest --backend NAME`` on a module that does
 ``from conformance.all import *``. A third-party adapter overrides the ``lochkit_backend_factory``
-fixture (see the README).
+fixture (see docs/own-adapter.md).
 """
 
 from conformance.harness import BackendUnderTest, PersistFactory

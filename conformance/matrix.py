@@ -1,7 +1,8 @@
 """Render a conformance report (``--lochkit-report`` JSON) as the backend x suite matrix.
 
-``python -m conformance.matrix report.json [--markdown]``. The README's matrix is this output for
-the CI run's report (a unit test keeps them equal).
+``python -m conformance.matrix report.json [--markdown] [--markdown-out FILE]``. The documentation's
+matrix (``docs/generated/conformance-matrix.md``) is the snippet ``--markdown-out`` writes from the
+report kept in ``tests/unit/data`` (a unit test keeps the two equal).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
+
+from lochkit import snippets
 
 #: Suite groups in the order a reader meets them: the contract, the logic above it, Nessie's
 #: model, the cache. Groups not listed here follow in alphabetical order.
@@ -95,6 +98,27 @@ def render(report: dict[str, Any], markdown: bool) -> str:
     return "\n".join([*lines, "", LEGEND])
 
 
+def reduced(report: dict[str, Any]) -> dict[str, Any]:
+    """What the matrix shows of ``report``, and nothing else: per backend, how it was obtained (the
+    server's short label, never its paths or settings) and the non-zero counts per area. The
+    documentation's matrix is rendered from such a reduced report kept in the repository."""
+    small: dict[str, Any] = {}
+    for backend, data in report.items():
+        provisioning = data.get("provisioning", {})
+        kept: dict[str, Any] = {"method": provisioning.get("method", "")}
+        if kept["method"] == "none":
+            kept["description"], _ = server_and_how(provisioning)
+            kept["description"] = "is " + kept["description"]
+        elif provisioning.get("server"):
+            kept["server"] = str(provisioning["server"]).split(", ")[0]
+        areas = {
+            area: {"counts": {o: n for o, n in entry["counts"].items() if n}}
+            for area, entry in data["areas"].items()
+        }
+        small[backend] = {"areas": areas, "provisioning": kept}
+    return small
+
+
 def load(path: Path) -> dict[str, Any]:
     """The report in ``path``, or a :class:`ReportError` saying why it is not one."""
     try:
@@ -120,14 +144,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         "suite matrix.",
     )
     parser.add_argument("report", type=Path, help="the report file")
-    parser.add_argument("--markdown", action="store_true", help="a Markdown table, as in the README")
+    parser.add_argument("--markdown", action="store_true", help="a Markdown table, as in the documentation")
+    snippets.add_option(parser, "the Markdown table and its legend")
+    parser.add_argument(
+        "--keep-report",
+        metavar="FILE",
+        help="also write the report reduced to what the matrix shows to FILE (the input the "
+        "documentation's matrix is rendered from)",
+    )
     args = parser.parse_args(argv)
+    snippets.refuse_unwritable(parser, args, "--markdown-out", "--keep-report")
     try:
         report = load(args.report)
     except ReportError as e:
         parser.error(str(e))
     print(render(report, args.markdown))
+    if args.keep_report:
+        Path(args.keep_report).write_text(json.dumps(reduced(report), indent=2, sort_keys=True) + "\n")
+    if args.markdown_out:
+        command = snippets.invocation(["python", "-m", "conformance.matrix"], argv)
+        snippets.write(args.markdown_out, snippet(report), command, source=f"input: {args.report}")
     return 0
+
+
+def snippet(report: dict[str, Any]) -> str:
+    """The documentation snippet's Markdown: the matrix, then its legend."""
+    return render(report, markdown=True) + "\n\n" + LEGEND
 
 
 if __name__ == "__main__":

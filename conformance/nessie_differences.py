@@ -1,12 +1,12 @@
 """Every known difference between lochkit's version store and a real Nessie server, in one place.
 
 Each entry says what lochkit does, what Nessie (``NESSIE_VERSION`` of conformance/servers/versions.py,
-checked against the running server) does, and why lochkit keeps its own behaviour. The README's list
-"Where lochkit deliberately differs from Nessie" is exactly the titles here (a unit test keeps it
-so), ``docs/nessie-differences.md`` is rendered from this module (``python -m
-conformance.nessie_differences --markdown``), the differential state machine normalises exactly
-these differences (it names the entry each time it does), and a version-store suite test may fail
-against the real Nessie server only if an entry here names it.
+checked against the running server) does, and why lochkit keeps its own behaviour. The
+documentation's short list (``docs/generated/nessie-differences-summary.md``, written by ``python -m
+conformance.nessie_differences --summary-out FILE``) and ``docs/nessie-differences.md`` (``python -m
+conformance.nessie_differences --markdown``) are rendered from this module, the differential state
+machine normalises exactly these differences (it names the entry each time it does), and a
+version-store suite test may fail against the real Nessie server only if an entry here names it.
 
 Three kinds:
 
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from conformance.servers.versions import NESSIE_VERSION
+from lochkit import snippets
 
 Kind = Literal["deliberate", "nessie-bug", "rest-api"]
 
@@ -34,9 +35,9 @@ Kind = Literal["deliberate", "nessie-bug", "rest-api"]
 class Difference:
     #: Stable name, used by the differential machine's normalisation and in reports.
     id: str
-    #: The README's bold title for it.
+    #: The short list's bold title for it.
     title: str
-    #: The README's one-sentence description: lochkit's behaviour, then Nessie's.
+    #: The short list's one-sentence description: lochkit's behaviour, then Nessie's.
     summary: str
     kind: Kind
     lochkit: str
@@ -513,8 +514,8 @@ def suite_deviations() -> dict[str, str]:
     return {test: f"{d.title} ({d.id}): {d.nessie}" for d in DIFFERENCES for test in d.suite_tests}
 
 
-def readme_list() -> str:
-    """The README's list under "Where lochkit deliberately differs from Nessie"."""
+def summary_list() -> str:
+    """The short list of differences, one bullet each, grouped by kind."""
     lines: list[str] = []
     for kind, heading in _KIND_HEADINGS.items():
         lines += ["", f"{heading}:", ""]
@@ -568,16 +569,22 @@ def render_markdown() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.nessie_differences")
     parser.add_argument("--markdown", action="store_true", help="print docs/nessie-differences.md")
-    parser.add_argument("--readme", action="store_true", help="print the README's list of differences")
+    parser.add_argument("--summary", action="store_true", help="print the short list of differences")
+    snippets.add_option(parser, "the short list", "--summary-out")
     args = parser.parse_args(argv)
+    snippets.refuse_unwritable(parser, args, "--summary-out")
+    if args.summary_out:
+        command = snippets.invocation(["python", "-m", "conformance.nessie_differences"], argv)
+        snippets.write(
+            args.summary_out, summary_list(), command, source="input: conformance/nessie_differences.py"
+        )
     if args.markdown:
         sys.stdout.write(render_markdown())
-        return 0
-    if args.readme:
-        sys.stdout.write(readme_list())
-        return 0
-    for d in DIFFERENCES:
-        print(f"{d.id:<36} {d.kind:<11} {d.title}")
+    elif args.summary:
+        sys.stdout.write(summary_list())
+    elif not args.summary_out:
+        for d in DIFFERENCES:
+            print(f"{d.id:<36} {d.kind:<11} {d.title}")
     return 0
 
 

@@ -105,8 +105,8 @@ CAPABILITIES: Final[Mapping[str, TargetCapabilities]] = {
 
 #: The real Nessie server's declared differences from the suites: test name (or
 #: ``Suite::test_name``) -> reason. Each becomes a strict expected failure on the ``nessie`` target.
-#: They are exactly the suite tests named in conformance/nessie_differences.py, the list the README
-#: shows (a unit test keeps both equal).
+#: They are exactly the suite tests named in conformance/nessie_differences.py, the list the
+#: documentation shows (a unit test keeps both equal).
 NESSIE_DEVIATIONS: Final[dict[str, str]] = suite_deviations()
 
 #: Differences of ``lochkit serve`` from the in-process store, on every backend (none declared).

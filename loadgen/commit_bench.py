@@ -349,6 +349,40 @@ def writer_line(w: WriterFigures) -> str:
     )
 
 
+def markdown(backend: str, results: Results) -> str:
+    """The benchmark's figures as Markdown: a row per scenario, a column per object-cache setting;
+    then the two writers of the contended scenario."""
+    caches = list(dict.fromkeys(f.cache for f in results.scenarios))
+    label = {True: "cache", False: "no cache"}
+    lines = [
+        "| scenario | "
+        + " | ".join(f"{backend}, {label[c]}: commits/s (p50 / p99 ms)" for c in caches)
+        + " |",
+        "|---|" + "---|" * len(caches),
+    ]
+    for name in dict.fromkeys(f.name for f in results.scenarios):
+        cells = []
+        for cache in caches:
+            found = [f for f in results.scenarios if f.name == name and f.cache == cache]
+            cells += [
+                f"{f.per_second:,.0f} ({f.percentile(50):.2f} / {f.percentile(99):.1f})" for f in found[:1]
+            ] or ["—"]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if results.writers:
+        lines += [
+            "",
+            "| two writers on one branch, object cache | commits/s | attempts mean (max) | retry timeouts |",
+            "|---|---|---|---|",
+        ]
+        for w in results.writers:
+            d = w.as_dict()
+            lines.append(
+                f"| {w.puts}-put writer | {d['commits_per_s']:,} | {d['attempts_mean']:.2f} "
+                f"({d['attempts_max']}) | {w.timeouts} |"
+            )
+    return "\n".join(lines)
+
+
 def new_repository_id() -> str:
     return new_scratch_id("bench")
 
@@ -427,11 +461,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="measure through the object cache (on, the default path), without it (off), or both (default)",
     )
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument(
+        "--markdown-out",
+        metavar="FILE",
+        help="also write the figures' table to FILE as a documentation snippet",
+    )
     compare = parser.add_argument_group(
         "side by side with Nessie (--compare-nessie)",
         "1-put and 10-put commits through Nessie's own version store (its published storage jars, "
         "driven by a Java program built with Maven) and through lochkit's, alternating rounds in "
-        "one run; prints the README's table",
+        "one run; prints the side-by-side table",
     )
     compare.add_argument("--compare-nessie", action="store_true", help="run the side-by-side comparison")
     compare.add_argument("--rounds", type=positive, default=3, help="alternating rounds (default 3)")

@@ -227,7 +227,7 @@ def _progress(row: Row, round_index: int) -> str:
 
 
 def table(comparison: Comparison) -> str:
-    """The side-by-side table, in the README's form."""
+    """The side-by-side table, as the documentation shows it (docs/commit-cost-figures.md)."""
     lines = [
         "| backend | scenario | object cache | Nessie commits/s | lochkit commits/s | lochkit / Nessie |",
         "|---|---|---|---|---|---|",

@@ -22,7 +22,7 @@ T = TypeVar("T", bound=Obj)
 
 
 class Persist(ABC):
-    """Storage of one repository. See the module docstring and the README's contract section."""
+    """Storage of one repository. See the module docstring and docs/architecture.md."""
 
     @property
     @abstractmethod

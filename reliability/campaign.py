@@ -1,5 +1,5 @@
 """The whole campaign on one or more backends: crash injection, server faults, network faults,
-linearizability at scale and fuzzing, with the figures the README publishes.
+linearizability at scale and fuzzing, with the figures docs/reliability-overview.md publishes.
 
 Each part runs on a repository of its own. Servers are started by the provisioning machinery in
 their crash-safe configuration (acknowledged writes survive a SIGKILL of the server), once per

@@ -1,4 +1,4 @@
-"""A campaign's figures per backend and per fuzz target, and the README's reliability tables."""
+"""A campaign's figures per backend and per fuzz target, and their Markdown tables."""
 
 from __future__ import annotations
 

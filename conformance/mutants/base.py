@@ -18,7 +18,7 @@ class Broken(BackendAdapter):
 
     #: Kebab-case name, shown in the kill table and accepted by ``--self-check --mutant``.
     mutant: ClassVar[str]
-    #: The guarantee it breaks, as the README names it (insert-if-absent, compare-and-swap, ...).
+    #: The guarantee it breaks, as the documentation names it (insert-if-absent, compare-and-swap, ...).
     guarantee: ClassVar[str]
     #: The contract method the bug lives in.
     method: ClassVar[str]

@@ -2,7 +2,7 @@
 
 A mutant is one broken adapter class (see :mod:`.inmemory_bugs` and :mod:`.sqlite_bugs`). The
 catalogue covers every method of :class:`~persist_spi.adapter.BackendAdapter` and every guarantee
-the README states; ``tests/unit/test_mutants.py`` keeps it that way.
+the suites check (docs/conformance.md); ``tests/unit/test_mutants.py`` keeps it that way.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from conformance.mutants.base import Broken
 from persist_spi.adapter import BackendAdapter, Capabilities
 from persist_spi.registry import BackendFactory
 
-#: The guarantees the README states for every adapter; each has at least one mutant.
+#: The guarantees the suites check for every adapter; each has at least one mutant.
 GUARANTEES: Final = (
     "atomic compare-and-swap",
     "insert-if-absent",

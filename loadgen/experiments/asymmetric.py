@@ -355,7 +355,7 @@ def run(
 
 
 def render(result: ExperimentResult, heading: str, out: Callable[[str], None]) -> None:
-    """The per-writer table, as the README shows it."""
+    """The per-writer table, as the command prints it."""
     render_rows([*result.rows(), result.total_row()], heading, out)
     errors = [w for w in result.writers if w.last_error]
     for w in errors:

@@ -2,10 +2,13 @@
 
 For every backend and commit policy it runs ``lochkit experiment asymmetric`` with a 1-put and a
 10-put writer, as threads and (where the backend allows several processes) as processes, then eight
-1-put writers as threads; it prints the README's tables in Markdown and can keep the raw rows::
+1-put writers as threads; it prints the tables in Markdown and can keep the raw rows, with when and
+where they were measured, and write the tables as a documentation snippet::
 
     python -m loadgen.experiments.figures --duration 10 --json figures.json
     python -m loadgen.experiments.figures --backends inmemory,postgres --policies nessie,group
+    python -m loadgen.experiments.figures --from-json docs/asymmetric-figures.json \
+        --markdown-out docs/generated/asymmetric-figures.md
 
 Each backend's server is provisioned once (as the conformance plugin does it) and stopped at the
 end. Wall-clock figures on a shared machine are noisy: compare rows of one run, side by side.
@@ -18,10 +21,12 @@ import json
 import sys
 import tempfile
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from loadgen.experiments.asymmetric import AsymmetricOptions, ExperimentResult, prepare, run
+from lochkit import snippets
 from persist_spi.versionstore.policies import POLICY_NAMES
 
 BACKENDS = ("inmemory", "rocksdb", "postgres", "mongodb", "cassandra", "dynamodb")
@@ -75,8 +80,10 @@ def _progress(backend: str, policy: str, mode: str, result: ExperimentResult) ->
 
 
 def tables(rows: list[dict[str, Any]]) -> str:
-    """The README's two tables in Markdown."""
+    """The two tables in Markdown: per writer, then the many-writer throughput."""
     out = [
+        "A 1-put and a 10-put writer on one branch, per backend, policy and writer:",
+        "",
         (
             "| backend | policy | writers as | writer | commits/s | share | attempts mean / max | timeouts | "
             "p50 / p99 ms |"
@@ -96,7 +103,14 @@ def tables(rows: list[dict[str, Any]]) -> str:
     eight = [r for r in rows if r["table"] != "1+10"]
     if eight:
         policies = list(dict.fromkeys(r["policy"] for r in eight))
-        out += ["", "| backend | " + " | ".join(policies) + " |", "|---|" + "---|" * len(policies)]
+        writers = eight[0]["table"].removesuffix("x1")  # "8x1": eight 1-put writers
+        out += [
+            "",
+            f"{writers} 1-put writers on one branch (threads), total commits/s (retry timeouts):",
+            "",
+            "| backend | " + " | ".join(policies) + " |",
+            "|---|" + "---|" * len(policies),
+        ]
         for backend in dict.fromkeys(r["backend"] for r in eight):
             cells = []
             for policy in policies:
@@ -114,11 +128,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--policies", default=",".join(POLICY_NAMES))
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per run (default 10)")
     parser.add_argument("--eight", type=int, default=8, help="writers of the throughput table (default 8)")
-    parser.add_argument("--json", type=Path, help="also keep every row as JSON")
+    parser.add_argument(
+        "--json", type=Path, help="also keep every row as JSON, with when and where it was measured"
+    )
     parser.add_argument("--from-json", type=Path, help="print the tables of a kept JSON file, run nothing")
+    snippets.add_option(parser, "the tables")
     args = parser.parse_args(argv)
+    snippets.refuse_unwritable(parser, args, "--markdown-out")
+    command = snippets.invocation(["python", "-m", "loadgen.experiments.figures"], argv)
     if args.from_json is not None:
-        rows = json.loads(args.from_json.read_text())
+        measured, rows = read_kept(args.from_json)
     else:
         backends = [b for b in args.backends.split(",") if b]
         policies = [p for p in args.policies.split(",") if p]
@@ -126,10 +145,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         if unknown:
             parser.error(f"unknown policies {unknown}; known: {', '.join(POLICY_NAMES)}")
         rows = measure(backends, policies, args.duration, args.eight)
+        measured = {
+            "command": snippets.portable_command(command),
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+            "machine": snippets.machine(),
+        }
         if args.json is not None:
-            args.json.write_text(json.dumps(rows, indent=2) + "\n")
+            args.json.write_text(json.dumps({"measured": measured, "rows": rows}, indent=2) + "\n")
     print(tables(rows))
+    if args.markdown_out:
+        source = f"measured by `{measured['command']}` on {measured['date']}, {measured['machine']}"
+        snippets.write(args.markdown_out, tables(rows), command, source=source)
     return 0
+
+
+def read_kept(path: Path) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """The rows of a file ``--json`` wrote, and when and where they were measured."""
+    kept = json.loads(path.read_text())
+    if isinstance(kept, list):  # rows alone, as files written before the measurement was recorded
+        return {"command": "unknown", "date": "unknown", "machine": "unknown"}, kept
+    return kept["measured"], kept["rows"]
 
 
 if __name__ == "__main__":

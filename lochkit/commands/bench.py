@@ -38,6 +38,7 @@ def own_parser() -> argparse.ArgumentParser:
 def run_raw(argv: Sequence[str]) -> int:
     from loadgen.commit_bench import validate
     from loadgen.nessie_jvm import NessieSideError
+    from lochkit import snippets
     from persist_spi.errors import LochkitError
     from persist_spi.ownership import ExistingDataRefused
     from persist_spi.registry import UnknownBackend, backend_factory
@@ -45,6 +46,10 @@ def run_raw(argv: Sequence[str]) -> int:
     parser = own_parser()
     args = parser.parse_args(argv)
     validate(parser, args)
+    problem = snippets.out_problem("--markdown-out", args.markdown_out)
+    if problem:
+        parser.error(problem)
+    args.command_line = snippets.invocation(["lochkit", "bench"], argv)  # for the snippet's provenance
     for name in args.backend:
         try:
             backend_factory(name)
@@ -93,7 +98,7 @@ def _opened(
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from loadgen.commit_bench import CACHE_CHOICES, Bench, new_repository_id, run
+    from loadgen.commit_bench import CACHE_CHOICES, Bench, markdown, new_repository_id, run
 
     name = args.backend[0]
     workdir = Path(tempfile.mkdtemp(prefix="lochkit-bench-"))
@@ -127,6 +132,9 @@ def _bench(args: argparse.Namespace) -> int:
                 "contended": [w.as_dict() for w in results.writers],
             },
         )
+    if args.markdown_out:
+        source = f"backend {name}, {args.commits} commits per scenario"
+        _write_snippet(args, markdown(name, results), source)
     return 0
 
 
@@ -164,6 +172,9 @@ def _compare(args: argparse.Namespace) -> int:
     print(table(comparison))
     print()
     print(notes(comparison))
+    if args.markdown_out:
+        text = table(comparison) + "\n\n" + notes(comparison)
+        _write_snippet(args, text, f"backends: {', '.join(args.backend)}")
     if args.json:
         _write_json(
             args.json,
@@ -177,6 +188,12 @@ def _compare(args: argparse.Namespace) -> int:
             },
         )
     return 0
+
+
+def _write_snippet(args: argparse.Namespace, text: str, source: str) -> None:
+    from lochkit import snippets
+
+    snippets.write(args.markdown_out, text, args.command_line, source=source)
 
 
 def _write_json(path: str, document: dict[str, Any]) -> None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from lochkit import snippets
 from lochkit.usage import suite_target
 
 NAME = "conformance"
@@ -76,6 +78,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     check.add_argument("--markdown", action="store_true", help="print the kill table as Markdown")
     check.add_argument(
+        "--markdown-out",
+        metavar="FILE",
+        help="also write the results to FILE as a documentation snippet: the backend's row of the "
+        "conformance matrix, or with --self-check the kill table and its summary",
+    )
+    check.add_argument(
         "--json", metavar="FILE", help="also write every result (each catching test, when counted) as JSON"
     )
 
@@ -110,16 +118,32 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         pytest_args += ["--backend-url", f"{target.backend or args.backend}={args.url}"]
     if args.allow_existing_data:
         pytest_args.append("--lochkit-allow-existing-data")
-    if args.report:
-        pytest_args += ["--lochkit-report", args.report]
+    problem = snippets.out_problem("--markdown-out", args.markdown_out)
+    if problem:
+        print(f"lochkit conformance: {problem}", file=sys.stderr)
+        return 2
     if args.keyword:
         pytest_args += ["-k", args.keyword]
     if args.exitfirst:
         pytest_args.append("-x")
-    code = int(pytest.main([*pytest_args, *passthrough]))
-    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
-        print("lochkit: no conformance test was selected; check --keyword", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="lochkit-conformance-") as scratch:
+        # The snippet is rendered from the run's report: a scratch one when --report names none.
+        report = args.report or (str(Path(scratch) / "report.json") if args.markdown_out else None)
+        if report:
+            pytest_args += ["--lochkit-report", report]
+        code = int(pytest.main([*pytest_args, *passthrough]))
+        if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+            print("lochkit: no conformance test was selected; check --keyword", file=sys.stderr)
+        elif args.markdown_out and report and Path(report).is_file():
+            _write_matrix_snippet(args, Path(report))
     return code
+
+
+def _write_matrix_snippet(args: argparse.Namespace, report: Path) -> None:
+    from conformance.matrix import load, snippet
+
+    source = f"backend {args.backend}" + (f", -k {args.keyword!r}" if args.keyword else "")
+    snippets.write(args.markdown_out, snippet(load(report)), snippets.invocation(["lochkit"]), source=source)
 
 
 def _self_check(args: argparse.Namespace) -> int:
@@ -137,6 +161,10 @@ def _self_check(args: argparse.Namespace) -> int:
         return 2
     if args.json and not Path(args.json).resolve().parent.is_dir():
         print(f"lochkit conformance: --json {args.json}: its directory does not exist", file=sys.stderr)
+        return 2
+    problem = snippets.out_problem("--markdown-out", args.markdown_out)
+    if problem:
+        print(f"lochkit conformance: {problem}", file=sys.stderr)
         return 2
     if args.repeat < 1 or args.jobs < 1:
         print("lochkit conformance: --repeat and --jobs take a number of at least 1", file=sys.stderr)
@@ -163,4 +191,8 @@ def _self_check(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(to_json(result), indent=2) + "\n")
         print(f"results written to {args.json}")
+    if args.markdown_out:
+        text = "\n".join([*markdown_table(result), "", *(f"- {line}" for line in summary(result))])
+        source = f"--repeat {args.repeat}, --jobs {args.jobs}" + (", --every-test" if args.every_test else "")
+        snippets.write(args.markdown_out, text, snippets.invocation(["lochkit"]), source=source)
     return 0 if result.ok else 1

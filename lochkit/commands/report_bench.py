@@ -37,6 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0,
         help="seed of the synthetic runs: the same seed, the same events (default 0)",
     )
+    parser.add_argument(
+        "--markdown-out",
+        metavar="FILE",
+        help="also write the figures' table to FILE as a documentation snippet",
+    )
 
 
 def _vm_peak_kib(pid: int | str) -> int:
@@ -54,10 +59,15 @@ def _reset_peak(pid: int | str) -> None:
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from loadgen.runs.synthetic import write_runs
+    from lochkit import snippets
     from reports.job import add_arguments as job_arguments
     from reports.job import build_report
     from reports.session import SparkUnavailable, spark_session
 
+    problem = snippets.out_problem("--markdown-out", args.markdown_out)
+    if problem:
+        print(f"lochkit report-bench: {problem}", file=sys.stderr)
+        return 2
     try:
         totals = [int(float(x)) for x in args.events.split(",") if x.strip()]
     except ValueError:
@@ -84,6 +94,10 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         f"{'JVM heap peak':>14} {'JVM RSS peak':>13} {'Python RSS peak':>16}"
     )
     print(header)
+    rows = [
+        "| events | runs | report s | events/s | JVM heap peak | JVM RSS peak | Python RSS peak |",
+        "|---|---|---|---|---|---|---|",
+    ]
     try:
         for total in totals:
             where = root / f"events-{total}"
@@ -110,6 +124,16 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
                 f"{heap / 2**20:>11,.0f} MiB {_vm_peak_kib(jvm_pid) / 1024:>9,.0f} MiB "
                 f"{_vm_peak_kib('self') / 1024:>12,.0f} MiB",
                 flush=True,
+            )
+            rows.append(
+                f"| {total:,} | {args.runs} | {seconds:,.0f} | {total / seconds:,.0f} | "
+                f"{heap / 2**20:,.0f} MiB | {_vm_peak_kib(jvm_pid) / 1024:,.0f} MiB | "
+                f"{_vm_peak_kib('self') / 1024:,.0f} MiB |"
+            )
+        if args.markdown_out:
+            source = f"Spark {spark.version}, master {args.master}, driver memory {args.driver_memory}"
+            snippets.write(
+                args.markdown_out, "\n".join(rows), snippets.invocation(["lochkit"]), source=source
             )
     finally:
         spark.stop()

@@ -56,6 +56,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", help="run directory (default: a new one under .lochkit/torture)")
     parser.add_argument(
+        "--markdown-out",
+        metavar="FILE",
+        help="also write the figures' tables to FILE as a documentation snippet",
+    )
+    parser.add_argument(
         "--scale-commits",
         type=int,
         help="commits per writer in the linearizability run (default: the profile's)",
@@ -84,6 +89,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     import json
     from pathlib import Path
 
+    from lochkit import snippets
     from persist_spi.ownership import ExistingDataRefused
     from persist_spi.registry import UnknownBackend, backend_factory
     from reliability.campaign import PROFILES, guard_servers, run_campaign
@@ -91,6 +97,10 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from reliability.writer import quiet_driver_logs
 
     backends = _backends(args.backend)
+    problem = snippets.out_problem("--markdown-out", args.markdown_out)
+    if problem:
+        print(f"lochkit torture: {problem}", file=sys.stderr)
+        return 2
     parts = [p.strip() for p in (args.only or ",".join(PARTS)).split(",") if p.strip()]
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
@@ -139,6 +149,10 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     table = markdown(report)
     (out / "results.json").write_text(json.dumps(report.as_dict(), indent=2))
     (out / "results.md").write_text(table + "\n")
+    if args.markdown_out:
+        source = f"profile {profile.name}, seed {args.seed}, {report.seconds:.0f} s"
+        source += f"; backends: {', '.join(backends)}"
+        snippets.write(args.markdown_out, table, snippets.invocation(["lochkit"]), source=source)
     print()
     print(table)
     problems = report.problems + [f"{b.backend}: {p}" for b in report.backends for p in b.problems]

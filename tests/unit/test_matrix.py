@@ -1,5 +1,6 @@
-"""``python -m conformance.matrix``: the README's table from a report, and a clear error (no
-traceback) for a file that is not one."""
+"""``python -m conformance.matrix``: the documentation's table from a report (also as a snippet, and
+the report reduced to what the table shows), and a clear error (no traceback) for a file that is
+not one."""
 
 from __future__ import annotations
 
@@ -84,3 +85,41 @@ def test_a_report_renders_as_text_with_the_legend(tmp_path: Path) -> None:
         "total",
     ]
     assert "A cell shows passed tests" in done.stdout
+
+
+def test_markdown_out_writes_the_matrix_and_its_legend_as_a_snippet(tmp_path: Path) -> None:
+    from conformance.matrix import LEGEND
+    from lochkit import snippets
+
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(REPORT))
+    out = tmp_path / "matrix.md"
+    done = _matrix(str(path), "--markdown-out", str(out))
+    assert done.returncode == 0, done.stderr
+    written = out.read_text()
+    assert snippets.body(written) == render(REPORT, markdown=True) + "\n\n" + LEGEND
+    assert snippets.command_of(written).startswith("python -m conformance.matrix ")
+
+
+def test_the_kept_report_renders_the_same_matrix_without_paths_or_reasons(tmp_path: Path) -> None:
+    from conformance.matrix import reduced
+
+    full = json.loads(json.dumps(REPORT))
+    full["postgres"]["areas"]["persist.objects"]["not_passed"] = {"t": {"outcome": "skipped", "reason": "r"}}
+    small = reduced(full)
+    assert render(small, markdown=True) == render(full, markdown=True)
+    assert "/usr/lib" not in json.dumps(small)  # the server's label, not where it ran from
+    assert "not_passed" not in json.dumps(small)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(full))
+    kept = tmp_path / "kept.json"
+    assert _matrix(str(path), "--keep-report", str(kept)).returncode == 0
+    assert json.loads(kept.read_text()) == small
+
+
+def test_a_snippet_destination_that_cannot_be_written_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(REPORT))
+    done = _matrix(str(path), "--markdown-out", str(tmp_path / "missing" / "matrix.md"))
+    assert done.returncode == 2
+    assert "its directory does not exist" in done.stderr

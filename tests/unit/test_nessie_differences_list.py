@@ -1,6 +1,7 @@
 """The list of differences from Nessie lives in one place (conformance/nessie_differences.py): the
-README's list and docs/nessie-differences.md are exactly its rendering, and everything an entry
-points at (tests, suite tests) exists."""
+documentation's short list (docs/generated/nessie-differences-summary.md) and
+docs/nessie-differences.md are exactly its rendering, and everything an entry points at (tests,
+suite tests) exists."""
 
 from __future__ import annotations
 
@@ -13,28 +14,22 @@ import conformance.all
 from conformance.nessie_differences import (
     DIFFERENCES,
     Difference,
-    readme_list,
     render_markdown,
     suite_deviations,
+    summary_list,
 )
+from lochkit import snippets
 
 ROOT = Path(__file__).resolve().parents[2]
-README_HEADING = "### Where lochkit deliberately differs from Nessie\n"
+SUMMARY = ROOT / "docs" / "generated" / "nessie-differences-summary.md"
 
 
-def readme_section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index(README_HEADING)
-    return text[start : text.index("\n## ", start)]
-
-
-def test_the_readme_lists_exactly_the_registered_differences() -> None:
-    section = readme_section()
-    assert readme_list() in section, (
-        "README's list of differences is out of date: paste the output of "
-        "`python -m conformance.nessie_differences --readme` under its heading"
+def test_the_short_list_is_exactly_the_registered_differences() -> None:
+    kept = SUMMARY.read_text(encoding="utf-8")
+    assert snippets.body(kept) == summary_list().strip(), (
+        f"{SUMMARY.relative_to(ROOT)} is out of date: run {snippets.command_of(kept)}"
     )
-    bullets = [line for line in section.splitlines() if line.startswith("- **")]
+    bullets = [line for line in snippets.body(kept).splitlines() if line.startswith("- **")]
     assert len(bullets) == len(DIFFERENCES)
 
 
