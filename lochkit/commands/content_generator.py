@@ -1,8 +1,10 @@
 """``lochkit content-generator SUBCOMMAND``: Nessie's ``nessie-content-generator``, against a lochkit
 backend in-process or any Nessie server (see ``lochkit/targets.py`` for choosing one).
 
-Exit codes as Nessie's: 0 done, 1 an error was recorded (a failed commit, an unknown reference, an
-unreachable target), 2 a usage error (a bad option or key pattern)."""
+Exit codes: 0 done, 1 an error was recorded (a failed commit, an unknown reference), 2 a usage error
+(a bad option or key pattern), 5 the target cannot be reached or opened (a server that does not
+answer, a RocksDB store another process holds locked). Nessie's generator exits 1 for the last too;
+lochkit keeps one code for it in every command (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -308,7 +310,7 @@ def execute(subcommand: str, args: argparse.Namespace, command: str | None = Non
     command = command or f"lochkit content-generator {subcommand}"
     from conformance.provisioning import ProvisioningFailed
     from lochkit.targets import TargetError
-    from nessie_client import NessieUnreachable
+    from lochkit.usage import UNAVAILABLE, unavailable_errors
     from persist_spi.errors import LochkitError
     from persist_spi.registry import UnknownBackend
     from persist_spi.versionstore.errors import ReferenceConflictError
@@ -323,7 +325,10 @@ def execute(subcommand: str, args: argparse.Namespace, command: str | None = Non
     except (ValueError, UnknownBackend) as e:
         print(f"{command}: {e}", file=sys.stderr)
         return USAGE_ERROR
-    except (LochkitError, NessieUnreachable, TargetError, ProvisioningFailed, OSError) as e:
+    except unavailable_errors() as e:
+        print(f"{command}: {e}", file=sys.stderr)
+        return UNAVAILABLE
+    except (LochkitError, TargetError, ProvisioningFailed, OSError) as e:
         print(f"{command}: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -1,7 +1,8 @@
 """``lochkit experiment asymmetric``: N writers on one branch, each with its own commit size, under a
 chosen commit policy; prints and stores the per-writer table (see ``docs/asymmetric.md``).
 
-Exit codes: 0 done, 1 the target or a writer failed, 2 a usage error."""
+Exit codes: 0 done, 1 the target or a writer failed, 2 a usage error, 5 the target cannot be reached
+or opened."""
 
 from __future__ import annotations
 
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from loadgen.experiments.asymmetric import ExperimentError
     from loadgen.nessie_jvm import NessieSideError
     from lochkit.targets import TargetError
-    from nessie_client import NessieUnreachable
+    from lochkit.usage import UNAVAILABLE, unavailable_errors
     from persist_spi.errors import LochkitError
     from persist_spi.registry import UnknownBackend
 
@@ -134,10 +135,12 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     except (ValueError, UnknownBackend) as e:
         print(f"lochkit experiment {args.experiment}: {e}", file=sys.stderr)
         return USAGE_ERROR
+    except unavailable_errors() as e:
+        print(f"lochkit experiment {args.experiment}: {e}", file=sys.stderr)
+        return UNAVAILABLE
     except (
         ExperimentError,
         LochkitError,
-        NessieUnreachable,
         NessieSideError,
         TargetError,
         ProvisioningFailed,

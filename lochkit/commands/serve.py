@@ -36,6 +36,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from conformance.provisioning import ProvisioningFailed
     from loadgen.targets.policy import apply_policy
     from lochkit.targets import NESSIE, TargetError, open_target
+    from lochkit.usage import UNAVAILABLE, unavailable_errors
     from persist_spi.errors import LochkitError
     from persist_spi.registry import UnknownBackend
 
@@ -50,6 +51,9 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     except (ValueError, UnknownBackend) as e:
         print(f"lochkit serve: {e}", file=sys.stderr)
         return 2
+    except unavailable_errors() as e:
+        print(f"lochkit serve: {e}", file=sys.stderr)
+        return UNAVAILABLE
     except (LochkitError, TargetError, ProvisioningFailed, OSError) as e:
         print(f"lochkit serve: {e}", file=sys.stderr)
         return 1
