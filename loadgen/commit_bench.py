@@ -395,6 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--backend",
         type=names,
         default=["rocksdb"],
+        metavar="NAME[,NAME...]",
         help="backend, or with --compare-nessie a comma-separated list (default rocksdb); servers "
         "are provisioned as the conformance suite does when no --url is given",
     )
@@ -419,7 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="both",
         help="measure through the object cache (on, the default path), without it (off), or both (default)",
     )
-    parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures to this file")
     compare = parser.add_argument_group(
         "side by side with Nessie (--compare-nessie)",
         "1-put and 10-put commits through Nessie's own version store (its published storage jars, "

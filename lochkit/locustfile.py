@@ -15,6 +15,7 @@ happen before anything imports ``ssl`` (boto3, urllib3).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib
 import sys
@@ -45,15 +46,18 @@ def add_arguments(parser: Any) -> None:
 
     add_target_arguments(parser, short_options=False)
     group = parser.add_argument_group("lochkit scenario")
-    group.add_argument("--scenario", choices=sorted(SCENARIOS), help="the perftest simulation to run")
+    # Set by 'lochkit scenario NAME' (or given to 'locust -f' directly): NAME names it to users.
+    group.add_argument("--scenario", choices=sorted(SCENARIOS), help=argparse.SUPPRESS)
     group.add_argument(
         "--policy",
         choices=POLICY_NAMES,
         help="commit policy (default: the version store's, nessie unless its config says otherwise)",
     )
     group.add_argument("--sim-rate", type=float, default=0.0, help="ops/s per user, 0: as fast as possible")
-    group.add_argument("--out", help="run directory (default: a new one under .lochkit/runs/)")
-    group.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port (0: any)")
+    group.add_argument("--out", metavar="DIR", help="run directory (default: a new one under .lochkit/runs/)")
+    group.add_argument(
+        "--metrics-port", type=int, metavar="PORT", help="serve Prometheus metrics on this port (0: any)"
+    )
     for scenario in SCENARIOS.values():
         importlib.import_module(scenario.module).add_arguments(group)
     # The scenario's options (not the target's, which is opened at start-up) can be edited in the

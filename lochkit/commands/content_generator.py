@@ -78,6 +78,7 @@ def _run_output(parser: argparse.ArgumentParser) -> None:
 
 
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
+    from lochkit.durations import FORMS
     from lochkit.targets import add_policy_argument
 
     _common(parser)
@@ -136,8 +137,7 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-d",
         "--duration",
-        help="Runtime duration, equally distributed among the number of commits to create "
-        "(ISO-8601 like PT30S or PT5M, or seconds).",
+        help=f"Runtime duration, equally distributed among the number of commits to create ({FORMS}).",
     )
     parser.add_argument(
         "--continue-on-error", action="store_true", help="On a commit conflict, print it and continue."
@@ -150,34 +150,6 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         "also commit times and content ids, hence commit ids). Without it a seed is drawn for the "
         "draws and recorded in run.json, so --seed SEED replays them.",
     )
-
-
-def parse_duration(text: str | None) -> float | None:
-    """Seconds from an ISO-8601 duration (java.time.Duration's PnDTnHnMn.nS) or a plain number."""
-    if text is None:
-        return None
-    import re
-
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    match = re.fullmatch(
-        r"([-+]?)P(?:([-+]?\d+)D)?(?:T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?\d+(?:[.,]\d+)?)S)?)?",
-        text.strip().upper(),
-    )
-    if match is None or text.strip().upper() in ("P", "PT"):
-        raise ValueError(
-            f"--duration '{text}' is not a duration: use ISO-8601 (PT30S, PT5M, P1DT2H) or seconds"
-        )
-    sign, days, hours, minutes, seconds = match.groups()
-    total = (
-        int(days or 0) * 86400
-        + int(hours or 0) * 3600
-        + int(minutes or 0) * 60
-        + float((seconds or "0").replace(",", "."))
-    )
-    return -total if sign == "-" else total
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -224,7 +196,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-H", "--hash", help="Hash of the commit to read content from, defaults to HEAD (~N, ^N accepted)."
     )
     p.add_argument(
-        "-k", "--key", action="append", required=True, help="Content key element (repeat for each element)"
+        "-k",
+        "--key",
+        action="append",
+        required=True,
+        metavar="KEY_ELEMENT",
+        help="Content key element (repeat for each element)",
     )
 
     for name, text in (
@@ -240,7 +217,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "--all", action="store_true", help="Process all branches (ignored when --input is set)."
         )
         branches.add_argument(
-            "-r", "--ref", "--branch", dest="ref", help="Branch name (defaults to the default branch)."
+            "-r",
+            "--ref",
+            "--branch",
+            dest="ref",
+            metavar="REF",
+            help="Branch name (defaults to the default branch).",
         )
         p.add_argument(
             "-k",
@@ -268,7 +250,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _committing(p)
     _run_output(p)
     p.add_argument(
-        "-r", "--ref", "--branch", dest="ref", help="Branch name (defaults to the default branch)."
+        "-r",
+        "--ref",
+        "--branch",
+        dest="ref",
+        metavar="REF",
+        help="Branch name (defaults to the default branch).",
     )
     p.add_argument(
         "-n", "--num-copies", type=int, default=10000, help="Number of copies to make (default 10000)."
@@ -296,7 +283,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _committing(p)
     _run_output(p)
     p.add_argument(
-        "-r", "--branch", action="append", default=[], help="Branch(es) to process, defaults to all branches."
+        "-r",
+        "--branch",
+        action="append",
+        default=[],
+        metavar="REF",
+        help="Branch(es) to process, defaults to all branches.",
     )
 
 
@@ -404,6 +396,7 @@ def check_usage(subcommand: str, args: argparse.Namespace) -> None:
 
 def _generate_options(args: argparse.Namespace, drawn_seed: int | None) -> Any:
     from loadgen.contentgen.generate import GenerateOptions
+    from lochkit.durations import parse_duration
 
     return GenerateOptions(
         num_commits=args.num_commits,
@@ -414,7 +407,7 @@ def _generate_options(args: argparse.Namespace, drawn_seed: int | None) -> Any:
         key_pattern=args.key_pattern,
         content_type=args.type,
         tag_probability=args.tag_probability,
-        duration_s=parse_duration(args.duration),
+        duration_s=None if args.duration is None else parse_duration(args.duration),
         continue_on_error=args.continue_on_error,
         author=args.author,
         message=args.message,

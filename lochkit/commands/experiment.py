@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import re
 import sys
 import tempfile
 import time
@@ -29,6 +28,7 @@ USAGE_ERROR = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from lochkit.durations import FORMS
     from lochkit.targets import add_target_arguments
     from persist_spi.versionstore.policies import POLICY_NAMES
 
@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--duration",
         default="20s",
-        help="how long the writers commit: 20s, 2m, PT20S or seconds (default 20s)",
+        help=f"how long the writers commit: {FORMS} (default 20s)",
     )
     p.add_argument(
         "--writers",
@@ -87,20 +87,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PORT",
         help="serve Prometheus metrics on this port while the experiment runs (0: any free port)",
     )
-
-
-def parse_seconds(text: str) -> float:
-    """``20s``, ``2m``, ``500ms``, ``PT20S`` or plain seconds."""
-    from lochkit.commands.content_generator import parse_duration
-
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*", text)
-    if match:
-        value, unit = float(match.group(1)), match.group(2)
-        return value * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[unit]
-    seconds = parse_duration(text)
-    if seconds is None:
-        raise ValueError("--duration is empty")
-    return seconds
 
 
 def parse_writers(text: str) -> tuple[int, ...]:
@@ -158,10 +144,11 @@ def _asymmetric(args: argparse.Namespace) -> int:
     from loadgen.metrics import serve_metrics
     from loadgen.runs import RunDirectory, default_run_dir
     from loadgen.runs.run_dir import command_line
-    from lochkit.targets import open_target
+    from lochkit.durations import parse_duration
+    from lochkit.targets import check_target_arguments, open_target
 
     options = exp.AsymmetricOptions(
-        duration_s=parse_seconds(args.duration),
+        duration_s=parse_duration(args.duration),
         puts=parse_writers(args.writers),
         policy=args.policy,
         processes=args.processes,
@@ -173,6 +160,9 @@ def _asymmetric(args: argparse.Namespace) -> int:
         check_target("nessie" if args.nessie_uri or args.backend == "nessie" else "lochkit", args.backend)
     if args.repeat < 1:
         raise ValueError("--repeat must be at least 1")
+    if args.json is not None and not args.json.resolve().parent.is_dir():
+        raise ValueError(f"--json {args.json}: its directory does not exist")
+    check_target_arguments(args)  # before a server starts or a run directory is made
     metrics = (
         serve_metrics(args.metrics_port, multiprocess=options.processes)
         if args.metrics_port is not None

@@ -27,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--backend",
         action="append",
         default=[],
+        metavar="NAME[,NAME...]",
         help=f"backend(s), repeatable or comma-separated; 'all' = {', '.join(LOCAL_BACKENDS)}",
     )
     parser.add_argument(
@@ -47,7 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=URL",
         help="use your own server for backend NAME (repeatable)",
     )
-    parser.add_argument("--out", help="run directory (default: a new one under .lochkit/torture)")
+    parser.add_argument(
+        "--out", metavar="DIR", help="run directory (default: a new one under .lochkit/torture)"
+    )
     parser.add_argument(
         "--scale-commits",
         type=int,
