@@ -38,7 +38,7 @@ from persist_spi.errors import (
     LochkitError,
     UnknownOperationResult,
 )
-from persist_spi.registry import BackendFactory
+from persist_spi.registry import BackendFactory, verified
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -453,13 +453,7 @@ class PostgresBackendFactory(BackendFactory):
         self, url: str | None = None, options: Mapping[str, Any] | None = None, *, read_only: bool = True
     ) -> PostgresAdapter:
         settings = parse_settings(self.name, url, options, dialect=self.dialect)
-        adapter = connect(read_only_settings(settings) if read_only else settings)
-        try:
-            adapter.verify_schema()
-        except BaseException:
-            adapter.close()
-            raise
-        return adapter
+        return verified(connect(read_only_settings(settings) if read_only else settings))
 
 
 class CockroachBackendFactory(PostgresBackendFactory):

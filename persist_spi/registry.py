@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from persist_spi.adapter import BackendAdapter, Capabilities
 
@@ -60,19 +60,27 @@ class BackendFactory(ABC):
         This default suits backends whose :meth:`create` only connects (tables are created by
         ``setup_schema()``): it connects and verifies the schema. A backend whose ``create`` makes
         something (a directory, a file) or that can open read-only overrides it."""
-        adapter = self.create(url, options)
-        try:
-            adapter.verify_schema()
-        except BaseException:
-            adapter.close()
-            raise
-        return adapter
+        return verified(self.create(url, options))
 
     def missing_modules(self) -> list[str]:
         return [m for m in self.required_modules if importlib.util.find_spec(m) is None]
 
     def install_hint(self) -> str:
         return f"pip install 'lochkit[{self.extra}]'" if self.extra else "see the backend's documentation"
+
+
+A = TypeVar("A", bound=BackendAdapter)
+
+
+def verified(adapter: A) -> A:
+    """``adapter`` once its schema is verified (:meth:`BackendAdapter.verify_schema`); closed when
+    that fails, and the error raised."""
+    try:
+        adapter.verify_schema()
+    except BaseException:
+        adapter.close()
+        raise
+    return adapter
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,10 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         adapter = backend_factory(args.backend).open_existing(
             _url(args.backend, args.url), read_only=not args.repair
         )
+        try:
+            return _check(args, adapter)
+        finally:
+            adapter.close()
     except (BackendStoreMissing, BackendSchemaMismatch) as e:
         print(f"lochkit check: {e}", file=sys.stderr)
         print("lochkit check: no repository to check: no lochkit store there, or one of another version")
@@ -71,10 +75,6 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     except (UnknownBackend, LochkitError) as e:
         print(f"lochkit check: {e}", file=sys.stderr)
         return ExitCode.USAGE
-    try:
-        return _check(args, adapter)
-    finally:
-        adapter.close()
 
 
 def _check(args: argparse.Namespace, adapter: BackendAdapter) -> int:
@@ -83,37 +83,25 @@ def _check(args: argparse.Namespace, adapter: BackendAdapter) -> int:
     from pathlib import Path
 
     from lochkit.read_progress import read_progress
-    from lochkit.usage import UNAVAILABLE, unavailable_errors
     from persist_spi.adapter_persist import AdapterPersist
     from persist_spi.config import StoreConfig
-    from persist_spi.errors import BackendSchemaMismatch, LochkitError
+    from persist_spi.errors import LochkitError
     from reliability.check_parquet import write_parquet
     from reliability.consistency import RepositoryChecker
     from reliability.findings import ExitCode
 
     checked_at = datetime.datetime.now(datetime.UTC)
-    try:
-        with read_progress(
-            AdapterPersist(adapter, StoreConfig(repository_id=args.repository)), "lochkit check:"
-        ) as persist:
-            checker = RepositoryChecker(
-                persist,
-                backend=args.backend,
-                address=adapter.address,
-                repair=args.repair,
-                max_commits=args.max_commits,
-            )
-            report = checker.run()
-    except BackendSchemaMismatch as e:
-        print(f"lochkit check: {e}", file=sys.stderr)
-        print("lochkit check: no repository to check: lochkit's tables are missing or of another version")
-        return ExitCode.NO_REPOSITORY
-    except unavailable_errors() as e:
-        print(f"lochkit check: {e}", file=sys.stderr)
-        return UNAVAILABLE
-    except LochkitError as e:
-        print(f"lochkit check: {e}", file=sys.stderr)
-        return ExitCode.USAGE
+    with read_progress(
+        AdapterPersist(adapter, StoreConfig(repository_id=args.repository)), "lochkit check:"
+    ) as persist:
+        checker = RepositoryChecker(
+            persist,
+            backend=args.backend,
+            address=adapter.address,
+            repair=args.repair,
+            max_commits=args.max_commits,
+        )
+        report = checker.run()
     print(f"lochkit check of repository '{report.repository_id}' on {args.backend} at {report.address}")
     for finding in report.findings[:SHOWN]:
         where = f" [{finding.reference}]" if finding.reference else ""

@@ -77,6 +77,17 @@ def _run_output(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _branch_option(parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup) -> None:
+    parser.add_argument(
+        "-r",
+        "--ref",
+        "--branch",
+        dest="ref",
+        metavar="REF",
+        help="Branch name (defaults to the default branch).",
+    )
+
+
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     from lochkit.durations import FORMS
     from lochkit.targets import add_policy_argument
@@ -216,14 +227,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         branches.add_argument(
             "--all", action="store_true", help="Process all branches (ignored when --input is set)."
         )
-        branches.add_argument(
-            "-r",
-            "--ref",
-            "--branch",
-            dest="ref",
-            metavar="REF",
-            help="Branch name (defaults to the default branch).",
-        )
+        _branch_option(branches)
         p.add_argument(
             "-k",
             "--key",
@@ -249,14 +253,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _common(p)
     _committing(p)
     _run_output(p)
-    p.add_argument(
-        "-r",
-        "--ref",
-        "--branch",
-        dest="ref",
-        metavar="REF",
-        help="Branch name (defaults to the default branch).",
-    )
+    _branch_option(p)
     p.add_argument(
         "-n", "--num-copies", type=int, default=10000, help="Number of copies to make (default 10000)."
     )

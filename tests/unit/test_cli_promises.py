@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from lochkit.cli import build_parsers, main
+from lochkit.cli import main
+
+from .test_cli import _all_parsers  # every parser of lochkit's own (scenario's: see below)
 
 LOCHKIT = str(Path(sys.executable).with_name("lochkit"))
 
@@ -134,18 +136,6 @@ def test_scenario_run_time_takes_the_same_forms_and_hands_locust_seconds() -> No
 
 
 # --- one name per concept --------------------------------------------------------------------------
-
-
-def _all_parsers() -> list[tuple[str, argparse.ArgumentParser]]:
-    """Every parser of lochkit's own a user meets (scenario's options: :func:`_scenario_metavars`)."""
-    main_parser, commands = build_parsers(own_parsers=True)
-    found = [("lochkit", main_parser)]
-    for name, parser in commands.items():
-        found.append((f"lochkit {name}", parser))
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                found += [(f"lochkit {name} {sub}", p) for sub, p in action.choices.items()]
-    return found
 
 
 def _metavars(parser: argparse.ArgumentParser) -> dict[str, str]:
