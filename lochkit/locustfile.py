@@ -67,10 +67,11 @@ def add_arguments(parser: Any) -> None:
         action.is_secret = action.is_required = action.is_multiple = False
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, code: int = 2) -> None:
+    """End the process with ``message`` and exit code ``code`` (2: a usage error)."""
     print(f"lochkit scenario: {message}", file=sys.stderr)
     _resources.close()
-    raise SystemExit(2)
+    raise SystemExit(code)
 
 
 def _web_ui_address_problem(host: str, port: int) -> str | None:
@@ -114,8 +115,8 @@ def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
     from conformance.provisioning import ProvisioningFailed
     from loadgen.runs import RunDirectory, default_run_dir
     from loadgen.targets.policy import apply_policy
-    from lochkit.targets import TargetError, open_target
-    from nessie_client import NessieUnreachable
+    from lochkit.targets import TargetError, check_target_arguments, open_target
+    from lochkit.usage import UNAVAILABLE, unavailable_errors
     from persist_spi.errors import LochkitError
 
     opts = environment.parsed_options
@@ -134,12 +135,17 @@ def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
     own_store = _own_store_per_process(opts)
     target = None
     try:
+        check_target_arguments(opts)  # also where this process opens no target (a master)
         options = module.options(opts)
         if not (master and own_store):
             target = _resources.enter_context(open_target(opts))
             opts.policy = apply_policy(target, opts.policy)
-    except (ValueError, TargetError, LochkitError, NessieUnreachable, ProvisioningFailed, OSError) as e:
+    except ValueError as e:
         _fail(str(e))
+    except unavailable_errors() as e:
+        _fail(str(e), UNAVAILABLE)
+    except (TargetError, LochkitError, ProvisioningFailed, OSError) as e:
+        _fail(str(e), 1)
     # Names derived from the start time (branch, table prefix) must stay the same when the options
     # are read again at test start (a worker receives the master's).
     for derived, option in (("branch", "sim_branch"), ("table_prefix", "sim_table_prefix")):

@@ -38,6 +38,7 @@ def own_parser() -> argparse.ArgumentParser:
 def run_raw(argv: Sequence[str]) -> int:
     from loadgen.commit_bench import validate
     from loadgen.nessie_jvm import NessieSideError
+    from lochkit.usage import UNAVAILABLE, unavailable_errors
     from persist_spi.errors import LochkitError
     from persist_spi.registry import UnknownBackend, backend_factory
 
@@ -53,6 +54,9 @@ def run_raw(argv: Sequence[str]) -> int:
         if args.compare_nessie:
             return _compare(args)
         return _bench(args)
+    except unavailable_errors() as e:
+        print(f"lochkit bench: {e}", file=sys.stderr)
+        return UNAVAILABLE
     except (LochkitError, NessieSideError) as e:
         print(f"lochkit bench: {e}", file=sys.stderr)
         return 1

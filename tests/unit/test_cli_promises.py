@@ -52,6 +52,10 @@ REFUSED = {
         ["serve", "--backend", "inmemory", "--url", "foo", "--port", "19999"],
         "--url does not apply to --backend inmemory",
     ),
+    "scenario --url with inmemory": (
+        ["scenario", "commit-to-branch", "--backend", "inmemory", "--url", "foo", "-t", "1s"],
+        "--url does not apply to --backend inmemory",
+    ),
     "check --url with inmemory": (
         ["check", "--backend", "inmemory", "--url", "foo"],
         "--url does not apply to --backend inmemory",
@@ -89,6 +93,33 @@ def test_options_a_command_cannot_use_are_usage_errors(argv: list[str], message:
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr
     assert not (tmp_path / ".lochkit").exists()  # nothing was started or written
+
+
+# --- a database that cannot be reached ----------------------------------------------------------------
+
+UNREACHABLE = "postgresql://lochkit:secret@127.0.0.1:1/lochkit?connect_timeout=2"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["generate", "-n", "1"],
+        ["experiment", "asymmetric", "--duration", "1s"],
+        ["scenario", "commit-to-branch", "-t", "1s"],
+        ["serve", "--port", "19998"],
+        ["check"],
+        ["inventory"],
+        ["bench", "--commits", "1"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_a_database_that_cannot_be_reached_exits_5_from_every_command(
+    argv: list[str], tmp_path: Path
+) -> None:
+    done = lochkit(*argv, "--backend", "postgres", "--url", UNREACHABLE, cwd=tmp_path)
+    assert done.returncode == 5, done.stdout[-2000:] + done.stderr[-2000:]  # lochkit.usage.UNAVAILABLE
+    assert "cannot reach the server" in done.stderr
+    assert "secret" not in done.stdout + done.stderr
 
 
 # --- one duration syntax ---------------------------------------------------------------------------
