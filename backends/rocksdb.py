@@ -26,7 +26,6 @@ from urllib.parse import parse_qs, urlparse
 
 import msgpack
 
-from persist_spi import hints
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import BackendConfigError, BackendStoreMissing, BackendUnavailable
 from persist_spi.registry import BackendFactory
@@ -359,8 +358,8 @@ class RocksDBBackendFactory(BackendFactory):
                 str(path),
                 f"{path} is not a lochkit RocksDB store: {problem}",
                 "Nothing was created. The load commands and lochkit serve write one (by default in "
-                ".lochkit/data/rocksdb of the directory they ran in); to read another, "
-                + hints.pass_url("rocksdb", "rocksdb:///path/to/dir"),
+                ".lochkit/data/rocksdb of the directory they ran in); give the directory of one "
+                "(--url rocksdb:///path/to/dir)",
             )
         return RocksDBAdapter(path, sync_writes=_flag(opts.get("sync")), existing=True, read_only=read_only)
 
