@@ -376,6 +376,8 @@ def _execute(subcommand: str, args: argparse.Namespace) -> int:
 def check_usage(subcommand: str, args: argparse.Namespace) -> None:
     """ValueError for option combinations that cannot work, before any target is opened or run
     directory made (a user's mistake leaves nothing behind)."""
+    from loadgen.contentgen.maintenance import check_input
+
     if subcommand in ("content-refresh", "delete"):
         if args.input is not None and args.format is None:
             raise ValueError("--input needs --format CSV_KEYS or CONTENT_INFO_JSON")
@@ -383,12 +385,29 @@ def check_usage(subcommand: str, args: argparse.Namespace) -> None:
             raise ValueError("--input cannot be combined with --key or --all")
         if args.input is not None and not args.input.is_file():
             raise ValueError(f"--input {args.input}: no such file; give the path of a {args.format} file")
+        if args.input is not None:
+            check_input(_selection(args))
         if args.recursive and not args.key:
             raise ValueError("--recursive needs --key")
         if args.batch < 1:
             raise ValueError("--batch must be at least 1")
     if subcommand == "copy" and args.num_copies < 1:
         raise ValueError("--num-copies must be positive")
+
+
+def _selection(args: argparse.Namespace) -> Any:
+    from loadgen.contentgen.maintenance import Selection
+
+    return Selection(
+        all_branches=args.all,
+        ref=args.ref,
+        key=tuple(args.key),
+        recursive=args.recursive,
+        input_file=args.input,
+        input_format=args.format,
+        separator=args.separator,
+        batch=args.batch,
+    )
 
 
 def _generate_options(args: argparse.Namespace, drawn_seed: int | None) -> Any:
@@ -450,18 +469,8 @@ def _bulk_body(subcommand: str, args: argparse.Namespace) -> Any:
                 source = ContentKey(tuple(args.from_key))
                 m.copy(api, args.ref, args.num_copies, source, args.to, args.author, recorder, out, progress)
                 return 0
-            selection = m.Selection(
-                all_branches=args.all,
-                ref=args.ref,
-                key=tuple(args.key),
-                recursive=args.recursive,
-                input_file=args.input,
-                input_format=args.format,
-                separator=args.separator,
-                batch=args.batch,
-            )
             action = m.refresh if subcommand == "content-refresh" else m.delete
-            action(api, selection, args.message, args.author, recorder, out, progress)
+            action(api, _selection(args), args.message, args.author, recorder, out, progress)
             return 0
         finally:
             progress.close()

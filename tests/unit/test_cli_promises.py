@@ -353,6 +353,34 @@ USAGE_ERRORS = {
 }
 
 
+INPUTS = {
+    "CONTENT_INFO_JSON that is not JSON": ("CONTENT_INFO_JSON", b"[{not json"),
+    "CONTENT_INFO_JSON without key elements": ("CONTENT_INFO_JSON", b'[{"reference": "main"}]'),
+    "CSV_KEYS with an empty key element": ("CSV_KEYS", b"a.b\nc..d\n"),
+    "CSV_KEYS that is not UTF-8": ("CSV_KEYS", b"a.b\n\xff\xfe\n"),
+}
+
+
+@pytest.mark.parametrize("command", ["delete", "content-refresh"])
+@pytest.mark.parametrize(("form", "content"), INPUTS.values(), ids=list(INPUTS))
+def test_an_input_file_that_does_not_parse_leaves_no_run_directory(
+    command: str,
+    form: str,
+    content: bytes,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "keys").write_bytes(content)
+    argv = ["content-generator", command, "--backend", "inmemory", "--input", "keys", "--format", form]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"lochkit content-generator {command}: --input keys")
+    assert err.count("\n") == 1
+    assert not (tmp_path / ".lochkit").exists()
+
+
 @pytest.mark.parametrize("argv", USAGE_ERRORS.values(), ids=list(USAGE_ERRORS))
 def test_a_usage_error_leaves_no_run_directory(
     argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
