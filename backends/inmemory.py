@@ -164,6 +164,7 @@ class InMemoryBackendFactory(BackendFactory):
     name = "inmemory"
     description = "In-process dicts; thread-safe, not durable, nothing to install"
     default_url = None
+    lives_in_process = True
 
     _named: dict[str, InMemoryAdapter] = {}
     _named_lock = threading.Lock()

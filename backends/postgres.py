@@ -24,14 +24,21 @@ from collections.abc import Callable, Collection, Generator, Iterator, Mapping, 
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from backends.postgres_config import PgSettings, parse_settings
+from backends.postgres_config import read_only as read_only_settings
 from backends.postgres_connections import ConnectionShelf
 from backends.postgres_errors import ErrorContext, Kind, backoff_delays, classify
-from backends.postgres_schema import create, inspect, judge, mismatch_fix
+from backends.postgres_schema import Verdict, create, inspect, judge, mismatch_fix
 from backends.postgres_sql import DIALECTS, SCHEMA_VERSION, Dialect, Statements, detect_dialect, short_version
 from backends.postgres_watchdog import Deadline, StatementWatchdog
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
-from persist_spi.errors import BackendConfigError, BackendSchemaMismatch, LochkitError, UnknownOperationResult
-from persist_spi.registry import BackendFactory
+from persist_spi.errors import (
+    BackendConfigError,
+    BackendSchemaMismatch,
+    BackendStoreMissing,
+    LochkitError,
+    UnknownOperationResult,
+)
+from persist_spi.registry import BackendFactory, verified
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -178,12 +185,7 @@ class PostgresAdapter(BackendAdapter):
     def setup_schema(self) -> str:
         created = False
         for _ in range(_SCHEMA_ATTEMPTS):
-            found = self._run("checking the tables", lambda conn: inspect(conn, self._sql), write=False)
-            verdict = judge(self._sql, found)
-            if verdict.problem is not None:
-                raise BackendSchemaMismatch(
-                    self.name, self.address, verdict.problem, mismatch_fix(self._sql.table_names)
-                )
+            verdict = self._judge_tables()
             if not verdict.missing:
                 what = "created" if created else "found"
                 return (
@@ -198,6 +200,28 @@ class PostgresAdapter(BackendAdapter):
             f"{_SCHEMA_ATTEMPTS} attempts to create them",
             "Check whether another program keeps dropping or changing them",
         )
+
+    def verify_schema(self) -> str:
+        verdict = self._judge_tables()
+        if verdict.missing:
+            raise BackendStoreMissing(
+                self.name,
+                self.address,
+                f"no lochkit tables here ({', '.join(verdict.missing)} missing)",
+                "Check the URL and its table_prefix option; lochkit's load commands and lochkit serve "
+                "create the tables, this command creates nothing",
+            )
+        return f"{self.name} at {self.address}: tables {', '.join(self._sql.table_names)} found"
+
+    def _judge_tables(self) -> Verdict:
+        """The tables as they are, judged; raises when they exist in a form this lochkit cannot use."""
+        found = self._run("checking the tables", lambda conn: inspect(conn, self._sql), write=False)
+        verdict = judge(self._sql, found)
+        if verdict.problem is not None:
+            raise BackendSchemaMismatch(
+                self.name, self.address, verdict.problem, mismatch_fix(self._sql.table_names)
+            )
+        return verdict
 
     def _create_tables(self, missing: tuple[str, ...]) -> bool:
         return self._run("creating the tables", lambda conn: create(conn, self._sql, missing), write=True)
@@ -434,6 +458,12 @@ class PostgresBackendFactory(BackendFactory):
 
     def create(self, url: str | None = None, options: Mapping[str, Any] | None = None) -> PostgresAdapter:
         return connect(parse_settings(self.name, url, options, dialect=self.dialect))
+
+    def open_existing(
+        self, url: str | None = None, options: Mapping[str, Any] | None = None, *, read_only: bool = True
+    ) -> PostgresAdapter:
+        settings = parse_settings(self.name, url, options, dialect=self.dialect)
+        return verified(connect(read_only_settings(settings) if read_only else settings))
 
 
 class CockroachBackendFactory(PostgresBackendFactory):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 from urllib.parse import parse_qsl, quote, unquote
 
@@ -119,6 +119,17 @@ def parse_settings(
     params = _libpq_params(backend, address, base, merged, raw_secrets)
     secrets = tuple(dict.fromkeys([*raw_secrets, *(params[k] for k in _SECRET_PARAMS if params.get(k))]))
     return _with_options(backend, _address_of(scheme, params), _make_conninfo(params), ours, dialect, secrets)
+
+
+def read_only(settings: PgSettings) -> PgSettings:
+    """The same settings with every session read-only (``default_transaction_read_only``), so the
+    server itself refuses any write; the URL's own ``options`` parameter is kept."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = {k: str(v) for k, v in conninfo_to_dict(settings.conninfo).items() if v is not None}
+    flag = "-c default_transaction_read_only=on"
+    params["options"] = f"{params['options']} {flag}" if params.get("options") else flag
+    return replace(settings, conninfo=_make_conninfo(params))
 
 
 def _reject_ambiguous(backend: str, url: str) -> None:

@@ -13,19 +13,21 @@ file), so in-process locks are enough.
 from __future__ import annotations
 
 import gc
+import json
+import re
 import shutil
 import struct
 import tempfile
 import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 from urllib.parse import parse_qs, urlparse
 
 import msgpack
 
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
-from persist_spi.errors import BackendConfigError, BackendUnavailable
+from persist_spi.errors import BackendConfigError, BackendStoreMissing, BackendUnavailable
 from persist_spi.registry import BackendFactory
 
 CAPABILITIES = Capabilities(
@@ -83,14 +85,25 @@ def _unpack_obj(obj_id: bytes, raw: bytes) -> ObjRow:
 class RocksDBAdapter(BackendAdapter):
     name = "rocksdb"
 
-    def __init__(self, path: Path, *, sync_writes: bool = False, remove_on_close: bool = False) -> None:
-        from rocksdict import BlockBasedOptions, Options, Rdict, WriteBatch, WriteOptions
+    def __init__(
+        self,
+        path: Path,
+        *,
+        sync_writes: bool = False,
+        remove_on_close: bool = False,
+        existing: bool = False,
+        read_only: bool = False,
+    ) -> None:
+        """``existing``: open a store that is there, creating nothing (see :func:`store_problem`);
+        ``read_only``: also without RocksDB's lock, so a store another process writes to can be
+        read, and with writes refused."""
+        from rocksdict import AccessType, BlockBasedOptions, Options, Rdict, WriteBatch, WriteOptions
 
         self._path = path
         self._remove_on_close = remove_on_close
         options = Options(raw_mode=True)
-        options.create_if_missing(True)
-        options.create_missing_column_families(True)
+        options.create_if_missing(not existing)
+        options.create_missing_column_families(not existing)
         # Every commit stores its objects insert-if-absent, so it first looks up ids that are
         # almost never there. Bloom filters (in the tables and the memtable) answer "absent"
         # without reading blocks: a multi-get of a commit's two new ids took 53 us without them
@@ -102,9 +115,11 @@ class RocksDBAdapter(BackendAdapter):
         objs_options.set_memtable_prefix_bloom_ratio(0.1)
         objs_options.set_memtable_whole_key_filtering(True)
         families = {"refs": Options(raw_mode=True), "objs": objs_options}
-        path.mkdir(parents=True, exist_ok=True)
+        if not existing:
+            path.mkdir(parents=True, exist_ok=True)
+        access = AccessType.read_only() if read_only else AccessType.read_write()
         try:
-            self._db = Rdict(str(path), options=options, column_families=families)
+            self._db = Rdict(str(path), options=options, column_families=families, access_type=access)
         except Exception as e:
             message = str(e)
             if "lock" in message.lower():
@@ -333,29 +348,96 @@ class RocksDBBackendFactory(BackendFactory):
         return CAPABILITIES
 
     def create(self, url: str | None = None, options: Mapping[str, Any] | None = None) -> RocksDBAdapter:
-        opts: dict[str, Any] = dict(options or {})
         if not url:
             path = Path(tempfile.mkdtemp(prefix="lochkit-rocksdb-"))
-            return RocksDBAdapter(path, sync_writes=_flag(opts.get("sync")), remove_on_close=True)
-        parsed = urlparse(url)
-        if parsed.scheme not in ("", "rocksdb", "file"):
-            raise BackendConfigError(
-                "rocksdb",
-                url,
-                f"unsupported URL scheme '{parsed.scheme}'",
-                "use rocksdb:///path/to/dir or a plain directory path",
-            )
-        for key, values in parse_qs(parsed.query).items():
-            opts.setdefault(key, values[-1])
-        unknown = set(opts) - {"sync"}
-        if unknown:
-            raise BackendConfigError(
-                "rocksdb",
-                url,
-                f"unknown option(s) {', '.join(sorted(unknown))}",
-                "the only option is sync=true|false",
-            )
+            sync = _flag(dict(options or {}).get("sync"))
+            return RocksDBAdapter(path, sync_writes=sync, remove_on_close=True)
+        opts = _options(url, options)
         return RocksDBAdapter(data_directory(url), sync_writes=_flag(opts.get("sync")))
+
+    def open_existing(
+        self, url: str | None = None, options: Mapping[str, Any] | None = None, *, read_only: bool = True
+    ) -> RocksDBAdapter:
+        if not url:
+            raise BackendConfigError(
+                "rocksdb", "(no directory)", "no directory was given", "give the store's directory as --url"
+            )
+        opts = _options(url, options)
+        path = data_directory(url)
+        problem = store_problem(path)
+        if problem is not None:
+            raise BackendStoreMissing(
+                "rocksdb",
+                str(path),
+                f"{path} is not a lochkit RocksDB store: {problem}",
+                "Nothing was created. The load commands and lochkit serve write one (by default in "
+                ".lochkit/data/rocksdb of the directory they ran in); give the directory of one "
+                "(--url rocksdb:///path/to/dir)",
+            )
+        return RocksDBAdapter(path, sync_writes=_flag(opts.get("sync")), existing=True, read_only=read_only)
+
+
+def _options(url: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The options of ``options`` and the URL's query (``options`` wins); refuses other schemes and
+    unknown options."""
+    opts: dict[str, Any] = dict(options or {})
+    parsed = urlparse(url)
+    if parsed.scheme not in ("", "rocksdb", "file"):
+        raise BackendConfigError(
+            "rocksdb",
+            url,
+            f"unsupported URL scheme '{parsed.scheme}'",
+            "use rocksdb:///path/to/dir or a plain directory path",
+        )
+    for key, values in parse_qs(parsed.query).items():
+        opts.setdefault(key, values[-1])
+    unknown = set(opts) - {"sync"}
+    if unknown:
+        raise BackendConfigError(
+            "rocksdb",
+            url,
+            f"unknown option(s) {', '.join(sorted(unknown))}",
+            "the only option is sync=true|false",
+        )
+    return opts
+
+
+#: What rocksdict records next to a database lochkit opened (raw keys and values, no prefix
+#: extractor). rocksdict rewrites it on every open, also a read-only one: a store that holds
+#: another one is not lochkit's, and opening it would change it.
+_ROCKSDICT_CONFIG: Final = {"raw_mode": True, "prefix_extractors": {}}
+_FAMILIES: Final = ("refs", "objs")
+
+
+def store_problem(path: Path) -> str | None:
+    """Why ``path`` is not a RocksDB database lochkit wrote, found by reading its files only (opening
+    it would create one there), or None."""
+    if not path.exists():
+        return "the directory does not exist"
+    if not path.is_dir():
+        return "it is not a directory"
+    if not (path / "CURRENT").is_file():
+        return "it holds no RocksDB database (no CURRENT file)"
+    try:
+        config = json.loads((path / "rocksdict-config.json").read_text())
+    except (OSError, ValueError):
+        config = None
+    if config != _ROCKSDICT_CONFIG:
+        return "a RocksDB database lochkit did not write (its rocksdict-config.json is missing or differs)"
+    families = _column_families(path)
+    missing = [f for f in _FAMILIES if f not in families]
+    if missing:
+        return f"a RocksDB database without lochkit's column families ({', '.join(missing)} missing)"
+    return None
+
+
+def _column_families(path: Path) -> set[str]:
+    """The column families the newest OPTIONS file of a RocksDB directory declares."""
+    numbered = [(int(p.name.partition("-")[2]), p) for p in path.glob("OPTIONS-*") if p.name[8:].isdigit()]
+    if not numbered:
+        return set()
+    text = max(numbered)[1].read_text(errors="replace")
+    return set(re.findall(r'^\[CFOptions "(.*)"\]', text, re.MULTILINE))
 
 
 def data_directory(url: str) -> Path:

@@ -429,6 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--backend",
         type=names,
         default=["rocksdb"],
+        metavar="NAME[,NAME...]",
         help="backend, or with --compare-nessie a comma-separated list (default rocksdb); servers "
         "are provisioned as the conformance suite does when no --url is given",
     )
@@ -460,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="both",
         help="measure through the object cache (on, the default path), without it (off), or both (default)",
     )
-    parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures to this file")
     parser.add_argument(
         "--markdown-out",
         metavar="FILE",

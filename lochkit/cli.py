@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -84,6 +85,24 @@ def _actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``lochkit ARGV``; its exit code. Output cut off by its reader (``lochkit ... | head``)
+    ends the command quietly with :data:`~lochkit.usage.BROKEN_PIPE`, as a shell reports a process
+    SIGPIPE ended, instead of a traceback."""
+    from lochkit.usage import BROKEN_PIPE
+
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # what is still buffered fails here, not at exit
+        return code
+    except BrokenPipeError:
+        # Nothing more can be written; stdout goes nowhere, so the interpreter's own final flush
+        # does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return BROKEN_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     passthrough: list[str] = []
     if "--" in argv:

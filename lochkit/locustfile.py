@@ -15,6 +15,7 @@ happen before anything imports ``ssl`` (boto3, urllib3).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib
 import sys
@@ -48,15 +49,18 @@ def add_arguments(parser: Any) -> None:
 
     add_target_arguments(parser, short_options=False, writes_test_data=True)
     group = parser.add_argument_group("lochkit scenario")
-    group.add_argument("--scenario", choices=sorted(SCENARIOS), help="the perftest simulation to run")
+    # Set by 'lochkit scenario NAME' (or given to 'locust -f' directly): NAME names it to users.
+    group.add_argument("--scenario", choices=sorted(SCENARIOS), help=argparse.SUPPRESS)
     group.add_argument(
         "--policy",
         choices=POLICY_NAMES,
         help="commit policy (default: the version store's, nessie unless its config says otherwise)",
     )
     group.add_argument("--sim-rate", type=float, default=0.0, help="ops/s per user, 0: as fast as possible")
-    group.add_argument("--out", help="run directory (default: a new one under .lochkit/runs/)")
-    group.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port (0: any)")
+    group.add_argument("--out", metavar="DIR", help="run directory (default: a new one under .lochkit/runs/)")
+    group.add_argument(
+        "--metrics-port", type=int, metavar="PORT", help="serve Prometheus metrics on this port (0: any)"
+    )
     for scenario in SCENARIOS.values():
         importlib.import_module(scenario.module).add_arguments(group)
     # The scenario's options (not the target's, which is opened at start-up) can be edited in the
@@ -66,10 +70,11 @@ def add_arguments(parser: Any) -> None:
         action.is_secret = action.is_required = action.is_multiple = False
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, code: int = 2) -> None:
+    """End the process with ``message`` and exit code ``code`` (2: a usage error)."""
     print(f"lochkit scenario: {message}", file=sys.stderr)
     _resources.close()
-    raise SystemExit(2)
+    raise SystemExit(code)
 
 
 def _web_ui_address_problem(host: str, port: int) -> str | None:
@@ -113,8 +118,8 @@ def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
     from conformance.provisioning import ProvisioningFailed
     from loadgen.runs import RunDirectory, default_run_dir
     from loadgen.targets.policy import apply_policy
-    from lochkit.targets import TargetError, open_target
-    from nessie_client import NessieUnreachable
+    from lochkit.targets import TargetError, check_target_arguments, open_target
+    from lochkit.usage import UNAVAILABLE, unavailable_errors
     from persist_spi.errors import LochkitError
 
     opts = environment.parsed_options
@@ -133,13 +138,18 @@ def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
     own_store = _own_store_per_process(opts)
     target = None
     try:
+        check_target_arguments(opts)  # also where this process opens no target (a master)
         options = module.options(opts)
         if not (master and own_store):
             with hints.running(_HINTS):  # messages name this command's options
                 target = _resources.enter_context(open_target(opts, purpose="load"))
             opts.policy = apply_policy(target, opts.policy)
-    except (ValueError, TargetError, LochkitError, NessieUnreachable, ProvisioningFailed, OSError) as e:
+    except ValueError as e:
         _fail(str(e))
+    except unavailable_errors() as e:
+        _fail(str(e), UNAVAILABLE)
+    except (TargetError, LochkitError, ProvisioningFailed, OSError) as e:
+        _fail(str(e), 1)
     # Names derived from the start time (branch, table prefix) must stay the same when the options
     # are read again at test start (a worker receives the master's).
     for derived, option in (("branch", "sim_branch"), ("table_prefix", "sim_table_prefix")):

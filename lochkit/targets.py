@@ -161,7 +161,58 @@ def names_nessie_server(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "nessie_uri", None)) or backend in (None, NESSIE)
 
 
+def check_target_arguments(args: argparse.Namespace) -> None:
+    """:class:`~lochkit.usage.UsageError` for target options that cannot apply together, so a
+    command refuses them before it opens, starts or writes anything (:func:`open_target` checks
+    again, for callers that did not)."""
+    from lochkit.usage import UsageError, url_problem
+
+    backend = getattr(args, "backend", None)
+    nessie_uri = getattr(args, "nessie_uri", None)  # absent where add_target_arguments(nessie=False)
+    url = getattr(args, "url", None)
+    if nessie_uri and backend not in (None, NESSIE):
+        raise UsageError(
+            f"--uri names a Nessie server and --backend {backend} a lochkit backend: give one of them"
+        )
+    if url and (backend is None or nessie_uri):
+        raise UsageError(
+            "--url is the address of --backend NAME's database (or, with --backend nessie, of the "
+            "Nessie server lochkit starts); an existing Nessie server is given with --uri"
+        )
+    problem = url_problem(backend, url)
+    if problem:
+        raise UsageError(problem)
+    nessie_server = names_nessie_server(args)
+    if getattr(args, "nessie_options", None) and not nessie_server:
+        raise UsageError(
+            "-o/--nessie-option sets Nessie client options, for a Nessie server (--uri, or --backend "
+            f"nessie); --backend {backend} is a lochkit backend in this process: leave it out"
+        )
+    if getattr(args, "object_cache", True) is False and nessie_server:
+        raise UsageError(
+            "--no-object-cache applies to lochkit backends (--backend NAME); a Nessie server has its "
+            "own cache settings"
+        )
+    if nessie_server and str(getattr(args, "repository", "") or ""):
+        raise UsageError(
+            "--repository names a repository of a lochkit backend (--backend NAME); a Nessie server "
+            "serves one repository of its own"
+        )
+    if nessie_server and getattr(args, "allow_existing_data", False):
+        raise UsageError(
+            "--allow-existing-data applies to lochkit backends (--backend NAME); against a Nessie "
+            "server the load adds branches and commits to what it serves"
+        )
+    client = getattr(args, "nessie_client", "HTTP")
+    if client.upper() not in ("HTTP", "REST"):
+        raise UsageError(f"--nessie-client {client}: only the HTTP (REST) client is available")
+    _check_nessie_store(getattr(args, "nessie_store", None), backend)
+    _options(getattr(args, "nessie_options", []))
+
+
 def _options(raw: list[str]) -> dict[str, str]:
+    from lochkit.usage import UsageError
+
     options: dict[str, str] = {}
     for chunk in raw:
         for item in chunk.split(","):
@@ -169,7 +220,7 @@ def _options(raw: list[str]) -> dict[str, str]:
                 continue
             name, sep, value = item.partition("=")
             if not sep:
-                raise TargetError(f"Nessie option '{item}' is not of the form key=value")
+                raise UsageError(f"Nessie option '{item}' is not of the form key=value")
             options[name.strip()] = value
     return options
 
@@ -188,6 +239,7 @@ def open_target(
 ) -> Iterator[Target]:
     """Open the target the arguments name; everything started for it is stopped on exit, also on
     Ctrl-C or SIGTERM. Raises :class:`TargetError` (or a LochkitError) with a user-facing message."""
+    check_target_arguments(args)
     previous = signal.getsignal(signal.SIGTERM)
     if previous in (signal.SIG_DFL, None):
         # Turn SIGTERM into KeyboardInterrupt so the finally blocks below stop our servers.
@@ -208,16 +260,9 @@ def _raise_interrupt(*_: Any) -> None:
 def _open(args: argparse.Namespace, sources: StoreSources, purpose: Purpose) -> Target:
     from loadgen.targets.nessie_rest import nessie_target
 
-    if getattr(args, "nessie_client", "HTTP").upper() not in ("HTTP", "REST"):
-        raise TargetError(f"--nessie-client {args.nessie_client}: only the HTTP (REST) client is available")
     options = _options(getattr(args, "nessie_options", []))
     backend = getattr(args, "backend", None)
     nessie_uri = getattr(args, "nessie_uri", None)  # absent where add_target_arguments(nessie=False)
-    if nessie_uri and backend not in (None, NESSIE):
-        raise TargetError(
-            f"--uri names a Nessie server and --backend {backend} a lochkit backend: give one of them"
-        )
-    _check_nessie_store(getattr(args, "nessie_store", None), backend)
     if nessie_uri or backend is None:
         from nessie_client import DEFAULT_URI
 
@@ -233,15 +278,17 @@ def _open(args: argparse.Namespace, sources: StoreSources, purpose: Purpose) -> 
 def _check_nessie_store(store: str | None, backend: str | None) -> None:
     if store is None:
         return
+    from lochkit.usage import UsageError
+
     if backend != NESSIE:
-        raise TargetError(
+        raise UsageError(
             "--nessie-store chooses the store of a Nessie server lochkit starts: give it with "
             "--backend nessie, or leave it out"
         )
     from conformance.servers.nessie import STORE_TYPES
 
     if store not in STORE_TYPES:
-        raise TargetError(f"--nessie-store {store}: use one of {', '.join(STORE_TYPES)}")
+        raise UsageError(f"--nessie-store {store}: use one of {', '.join(STORE_TYPES)}")
 
 
 def _provisioned_nessie(args: argparse.Namespace, options: dict[str, str]) -> Target:

@@ -119,6 +119,13 @@ class BackendAdapter(ABC):
         """Create tables if missing (idempotent) and check existing ones; returns a description."""
         return f"{self.name}: nothing to set up"
 
+    def verify_schema(self) -> str:
+        """Check, creating nothing, that lochkit's tables (or schema) exist here and are of this
+        version; returns a description. Raises :class:`~persist_spi.errors.BackendStoreMissing` when
+        they are missing and :class:`~persist_spi.errors.BackendSchemaMismatch` when they are of
+        another version. Backends without a schema of their own have nothing to check."""
+        return f"{self.name}: no schema to verify"
+
     def server_version(self) -> str | None:
         """The server's version, for reports; None for embedded backends without one."""
         return None

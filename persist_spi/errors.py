@@ -147,5 +147,10 @@ class BackendSchemaMismatch(BackendError):
     """The existing tables were not created by this version of lochkit."""
 
 
+class BackendStoreMissing(BackendError):
+    """Opening an existing store found none at the address (no directory, database, tables or
+    schema of lochkit's); nothing was created there."""
+
+
 class BackendConfigError(BackendError):
     """The connection settings are invalid (bad URL, unknown option)."""

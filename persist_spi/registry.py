@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from persist_spi.adapter import BackendAdapter, Capabilities
 
@@ -35,6 +35,9 @@ class BackendFactory(ABC):
     extra: str | None = None
     #: Used when no URL is given; None when the backend needs an address.
     default_url: str | None = None
+    #: The data lives in the memory of the process that opens it (``inmemory``): no other process,
+    #: and no later command, can address it, so a command-line ``--url`` cannot apply.
+    lives_in_process: bool = False
 
     @property
     @abstractmethod
@@ -45,11 +48,39 @@ class BackendFactory(ABC):
     def create(self, url: str | None = None, options: Mapping[str, Any] | None = None) -> BackendAdapter:
         """Connect (or open) and return an adapter. Raises a BackendError a user can act on."""
 
+    def open_existing(
+        self, url: str | None = None, options: Mapping[str, Any] | None = None, *, read_only: bool = True
+    ) -> BackendAdapter:
+        """Open a database that already holds lochkit's data, creating nothing there: no directory,
+        file, table or schema (what ``lochkit check`` and ``lochkit inventory`` need). Raises
+        :class:`~persist_spi.errors.BackendStoreMissing` when there is no lochkit store at ``url``.
+        ``read_only`` (the default): the database refuses writes where it can be told to, and an
+        embedded store another process holds open can still be read.
+
+        This default suits backends whose :meth:`create` only connects (tables are created by
+        ``setup_schema()``): it connects and verifies the schema. A backend whose ``create`` makes
+        something (a directory, a file) or that can open read-only overrides it."""
+        return verified(self.create(url, options))
+
     def missing_modules(self) -> list[str]:
         return [m for m in self.required_modules if importlib.util.find_spec(m) is None]
 
     def install_hint(self) -> str:
         return f"pip install 'lochkit[{self.extra}]'" if self.extra else "see the backend's documentation"
+
+
+A = TypeVar("A", bound=BackendAdapter)
+
+
+def verified(adapter: A) -> A:
+    """``adapter`` once its schema is verified (:meth:`BackendAdapter.verify_schema`); closed when
+    that fails, and the error raised."""
+    try:
+        adapter.verify_schema()
+    except BaseException:
+        adapter.close()
+        raise
+    return adapter
 
 
 @dataclass(frozen=True)

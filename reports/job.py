@@ -28,7 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "local paths or any URI Spark reads (file:, hdfs:, s3a:)",
     )
     parser.add_argument(
-        "--out", required=True, help="output directory (path or URI) for report.html and tables/"
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="output directory (path or URI) for report.html and tables/",
     )
     parser.add_argument("--master", help="Spark master URL (default local[*]; e.g. spark://HOST:7077)")
     parser.add_argument(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
+from conformance.mutants.catalogue import Mutant
 from conformance.mutants.self_check import MutantResult, SelfCheckResult
 
 _HEADERS = ("mutant", "from", "method", "guarantee", "caught", "tests", "first failing test", "time to kill")
@@ -42,6 +44,15 @@ def summary(result: SelfCheckResult) -> list[str]:
         lines.append(f"survived: {', '.join(survivors)}")
     lines.append(f"self-check took {result.seconds:.0f} s")
     return lines
+
+
+def catalogue_lines(mutants: Sequence[Mutant]) -> list[str]:
+    """The broken adapters, one line each under a header: name, the adapter it derives from, the
+    method its bug is in, the guarantee it breaks, and whether it shows only under concurrency."""
+    headers = ("mutant", "from", "method", "guarantee", "racy")
+    rows = [headers, *((m.name, m.base, m.method, m.guarantee, "racy" if m.racy else "") for m in mutants)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(headers))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
 
 
 def text_table(result: SelfCheckResult) -> list[str]:

@@ -20,7 +20,7 @@ import random
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from loadgen.contentgen.contents import check_type, new_content
 from loadgen.contentgen.progress import Progress
@@ -39,6 +39,9 @@ GET_CONTENT = "getContent"
 COMMIT = "commitMultipleOperations"
 CREATE_REFERENCE = "createReference"
 GET_REFERENCE = "getReference"
+#: Keys of the pool checked before a run starts; a pattern whose later keys are invalid (a random
+#: choice that can make an empty element) is still caught when the run reaches them.
+VALIDATED_KEYS = 1000
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,11 @@ class GenerateOptions:
             raise ValueError("--duration: Duration must be absent to greater than zero.")
         check_type(self.content_type)
         if self.key_pattern is not None:
-            KeyGenerator(self.key_pattern)  # raises KeyPatternError with the column
+            # The first keys the run will use (the same seed draws the same pool): a pattern that
+            # makes no valid key is refused before a target is opened or a run directory made.
+            # KeyPatternError (with the column) or ValueError.
+            sample = replace(self, num_tables=min(self.num_tables, VALIDATED_KEYS))
+            key_pool(sample, run_start_label(self.seed), random.Random(self.draws_seed))
 
 
 def draw_seed() -> int:

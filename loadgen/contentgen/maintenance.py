@@ -3,12 +3,13 @@ maintenance (content-refresh, delete, copy, create-missing-namespaces), as Nessi
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TextIO, TypeVar
 
 from loadgen.contentgen.progress import Progress
 from loadgen.contentgen.recording import Recorder
@@ -206,31 +207,58 @@ def selected_batches(
             yield target, batch
 
 
-def _file_batches(api: VersionStoreApi, selection: Selection) -> Iterator[tuple[NamedRef, list[ContentKey]]]:
+def check_input(selection: Selection) -> None:
+    """ValueError for an ``--input`` file this selection cannot read (missing, not UTF-8, a key or
+    entry that does not parse), found by reading it once before anything is opened or recorded."""
+    if selection.input_format == "CSV_KEYS":
+        with _opened(selection) as lines:
+            for _ in _csv_keys(lines, selection):
+                pass
+    else:
+        _content_info(selection)
+
+
+@contextlib.contextmanager
+def _opened(selection: Selection) -> Iterator[TextIO]:
     path = selection.input_file
     assert path is not None
     if not path.exists():
         raise ValueError(f"--input {path}: no such file")
-    if selection.input_format == "CSV_KEYS":
-        target = _branch(api, selection.ref)
-        with path.open() as lines:
-            keys: Iterator[ContentKey] = (
-                ContentKey(tuple(line.rstrip("\n").split(selection.separator)))
-                if selection.separator
-                else ContentKey.from_path_string(line.rstrip("\n"))
-                for line in lines
-                if line.strip()
-            )
-            for batch in _batches(keys, selection.batch):
-                yield target, batch
-        return
-    if selection.input_format != "CONTENT_INFO_JSON":
-        raise ValueError("--format must be CSV_KEYS or CONTENT_INFO_JSON")
     try:
-        text = path.read_text()
+        with path.open() as lines:
+            yield lines
     except UnicodeDecodeError as e:
         raise ValueError(f"--input {path}: not UTF-8 text ({e})") from None
-    entries = content_info_entries(text, f"--input {path}", selection.ref)
+
+
+def _csv_keys(lines: Iterable[str], selection: Selection) -> Iterator[ContentKey]:
+    separator = selection.separator
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        text = line.rstrip("\n")
+        try:
+            yield ContentKey(tuple(text.split(separator))) if separator else ContentKey.from_path_string(text)
+        except ValueError as e:
+            raise ValueError(f"--input {selection.input_file} line {number}: {e}") from None
+
+
+def _content_info(selection: Selection) -> list[tuple[str, ContentKey]]:
+    if selection.input_format != "CONTENT_INFO_JSON":
+        raise ValueError("--format must be CSV_KEYS or CONTENT_INFO_JSON")
+    with _opened(selection) as lines:
+        text = lines.read()
+    return content_info_entries(text, f"--input {selection.input_file}", selection.ref)
+
+
+def _file_batches(api: VersionStoreApi, selection: Selection) -> Iterator[tuple[NamedRef, list[ContentKey]]]:
+    if selection.input_format == "CSV_KEYS":
+        with _opened(selection) as lines:
+            target = _branch(api, selection.ref)
+            for batch in _batches(_csv_keys(lines, selection), selection.batch):
+                yield target, batch
+        return
+    entries = _content_info(selection)
     for chunk in [entries[i : i + selection.batch] for i in range(0, len(entries), selection.batch)]:
         per_ref: dict[str, list[ContentKey]] = {}
         for ref, key in chunk:

@@ -1,6 +1,6 @@
 """A progress bar with rate and ETA on a terminal; nothing otherwise (the command's own lines
 report each step there). Without a known total (a delete or refresh of whatever keys a listing
-holds) it counts with the rate and no ETA."""
+holds, a scan of a whole repository) it counts with the rate and the time taken, and no ETA."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class Progress:
         rate = self.done / elapsed
         unit = f" {self.unit}" if self.unit else ""
         if self.total is None:
-            line = f"{self.label} {self.done:,}{unit} {rate:,.1f}/s"
+            line = f"{self.label} {self.done:,}{unit} {rate:,.1f}/s {_clock(now - self._start)}"
         else:
             left = (self.total - self.done) / rate if rate > 0 else 0.0
             width = 30

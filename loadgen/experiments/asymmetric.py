@@ -370,13 +370,14 @@ def render_rows(rows: Sequence[Mapping[str, Any]], heading: str, out: Callable[[
         ("commits", "commits", ">"),
         ("commits/s", "commits_per_s", ">"),
         ("share", "share", ">"),
+        # Attempts per commit and commit latency each have a p99 and a max: every title says which.
         ("attempts mean", "attempts_mean", ">"),
-        ("p99", "attempts_p99", ">"),
-        ("max", "attempts_max", ">"),
+        ("attempts p99", "attempts_p99", ">"),
+        ("attempts max", "attempts_max", ">"),
         ("timeouts", "timeouts", ">"),
-        ("p50 ms", "p50_ms", ">"),
-        ("p99 ms", "p99_ms", ">"),
-        ("max ms", "max_ms", ">"),
+        ("latency p50 ms", "p50_ms", ">"),
+        ("latency p99 ms", "p99_ms", ">"),
+        ("latency max ms", "max_ms", ">"),
     )
     cells = [[_cell(row.get(field, ""), field) for _, field, _ in columns] for row in rows]
     widths = [max(len(title), *(len(c[i]) for c in cells)) for i, (title, _, _) in enumerate(columns)]

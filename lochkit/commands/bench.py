@@ -39,6 +39,7 @@ def run_raw(argv: Sequence[str]) -> int:
     from loadgen.commit_bench import validate
     from loadgen.nessie_jvm import NessieSideError
     from lochkit import snippets
+    from lochkit.usage import UNAVAILABLE, unavailable_errors
     from persist_spi.errors import LochkitError
     from persist_spi.ownership import ExistingDataRefused
     from persist_spi.registry import UnknownBackend, backend_factory
@@ -62,6 +63,9 @@ def run_raw(argv: Sequence[str]) -> int:
     except ExistingDataRefused as e:
         print(f"lochkit bench: {e}", file=sys.stderr)
         return 2
+    except unavailable_errors() as e:
+        print(f"lochkit bench: {e}", file=sys.stderr)
+        return UNAVAILABLE
     except (LochkitError, NessieSideError) as e:
         print(f"lochkit bench: {e}", file=sys.stderr)
         return 1

@@ -5,27 +5,39 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from persist_spi.adapter import BackendAdapter
 
 NAME = "check"
 HELP = "check a repository's consistency (chains, indexes, values, half-done reference changes)"
 DESCRIPTION = (
     "Reads a repository through the Persist contract and checks every reference's commit chain, "
-    "indexes, stripes, segments and values, and int/refs against the reference rows. Exit codes: "
-    "0 consistent, 1 errors found, 2 usage or connection error, 3 only half-done reference changes "
-    "(run again with --repair), 4 no repository with that id at that address (or no lochkit tables)."
+    "indexes, stripes, segments and values, and int/refs against the reference rows. It opens the "
+    "database read-only and creates nothing (--repair alone writes, to finish half-done reference "
+    "changes); on a terminal a progress line shows the objects read. Exit codes: 0 consistent, "
+    "1 errors found, 2 usage error, 3 only half-done reference changes (run again with --repair), "
+    "4 no repository with that id at that address (or no lochkit store there), 5 the database "
+    "cannot be reached or opened (down, or locked by another process: --repair needs the lock)."
 )
 #: Findings printed before "... and N more" (all of them go to --parquet).
 SHOWN = 40
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", required=True, help="backend name (see `lochkit backends`)")
+    parser.add_argument(
+        "--backend", metavar="NAME", required=True, help="backend name (see: lochkit backends)"
+    )
     parser.add_argument(
         "--url",
+        metavar="URL",
         help="address of the database (rocksdb: rocksdb:///path/to/dir; default .lochkit/data/rocksdb, "
         "where the load commands keep it)",
     )
-    parser.add_argument("--repository", default="", help="repository id (default: the empty id)")
+    parser.add_argument(
+        "--repository", metavar="ID", default="", help="repository id (default: the empty id)"
+    )
     parser.add_argument(
         "--repair", action="store_true", help="finish half-done reference creates and deletes"
     )
@@ -34,35 +46,54 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
+    from lochkit.usage import UNAVAILABLE, unavailable_errors, url_problem
+    from persist_spi.errors import BackendSchemaMismatch, BackendStoreMissing, LochkitError
+    from persist_spi.registry import UnknownBackend, backend_factory
+    from reliability.findings import ExitCode
+
+    problem = url_problem(args.backend, args.url)
+    if args.max_commits is not None and args.max_commits < 1:
+        problem = "--max-commits must be at least 1"
+    if problem:
+        print(f"lochkit check: {problem}", file=sys.stderr)
+        return ExitCode.USAGE
+    try:
+        adapter = backend_factory(args.backend).open_existing(
+            _url(args.backend, args.url), read_only=not args.repair
+        )
+        try:
+            return _check(args, adapter)
+        finally:
+            adapter.close()
+    except (BackendStoreMissing, BackendSchemaMismatch) as e:
+        print(f"lochkit check: {e}", file=sys.stderr)
+        print("lochkit check: no repository to check: no lochkit store there, or one of another version")
+        return ExitCode.NO_REPOSITORY
+    except unavailable_errors() as e:
+        print(f"lochkit check: {e}", file=sys.stderr)
+        return UNAVAILABLE
+    except (UnknownBackend, LochkitError) as e:
+        print(f"lochkit check: {e}", file=sys.stderr)
+        return ExitCode.USAGE
+
+
+def _check(args: argparse.Namespace, adapter: BackendAdapter) -> int:
     import datetime
     import uuid
     from pathlib import Path
 
+    from lochkit.read_progress import read_progress
     from persist_spi.adapter_persist import AdapterPersist
     from persist_spi.config import StoreConfig
-    from persist_spi.errors import BackendSchemaMismatch, LochkitError
-    from persist_spi.registry import UnknownBackend, backend_factory
+    from persist_spi.errors import LochkitError
     from reliability.check_parquet import write_parquet
     from reliability.consistency import RepositoryChecker
     from reliability.findings import ExitCode
 
-    if args.max_commits is not None and args.max_commits < 1:
-        print("lochkit check: --max-commits must be at least 1", file=sys.stderr)
-        return ExitCode.USAGE
-    url, missing = _embedded_url(args.backend, args.url)
-    if missing is not None:
-        print(
-            f"lochkit check: {missing} does not exist: no repository to check (give --url)", file=sys.stderr
-        )
-        return ExitCode.NO_REPOSITORY
-    try:
-        adapter = backend_factory(args.backend).create(url)
-    except (UnknownBackend, LochkitError) as e:
-        print(f"lochkit check: {e}", file=sys.stderr)
-        return ExitCode.USAGE
     checked_at = datetime.datetime.now(datetime.UTC)
-    try:
-        persist = AdapterPersist(adapter, StoreConfig(repository_id=args.repository))
+    with read_progress(
+        AdapterPersist(adapter, StoreConfig(repository_id=args.repository)), "lochkit check:"
+    ) as persist:
         checker = RepositoryChecker(
             persist,
             backend=args.backend,
@@ -71,15 +102,6 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
             max_commits=args.max_commits,
         )
         report = checker.run()
-    except BackendSchemaMismatch as e:
-        print(f"lochkit check: {e}", file=sys.stderr)
-        print("lochkit check: no repository to check: lochkit's tables are missing or of another version")
-        return ExitCode.NO_REPOSITORY
-    except LochkitError as e:
-        print(f"lochkit check: {e}", file=sys.stderr)
-        return ExitCode.USAGE
-    finally:
-        adapter.close()
     print(f"lochkit check of repository '{report.repository_id}' on {args.backend} at {report.address}")
     for finding in report.findings[:SHOWN]:
         where = f" [{finding.reference}]" if finding.reference else ""
@@ -104,16 +126,10 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     return int(report.exit_code)
 
 
-def _embedded_url(backend: str, url: str | None) -> tuple[str | None, str | None]:
-    """The URL to open, and the directory that is missing if an embedded store's is. Without
-    ``--url``, RocksDB is read where the load commands keep it; a directory that does not exist is
-    not created (opening it would make an empty database)."""
-    if backend != "rocksdb":
-        return url, None
-    from pathlib import Path
-
-    from backends.rocksdb import data_directory
+def _url(backend: str, url: str | None) -> str | None:
+    """Without ``--url``, RocksDB is read where the load commands keep it."""
+    if url or backend != "rocksdb":
+        return url
     from lochkit.targets import DATA_ROOT
 
-    directory = data_directory(url) if url else DATA_ROOT / backend
-    return (url or str(directory)), (None if Path(directory).is_dir() else str(directory))
+    return str(DATA_ROOT / backend)

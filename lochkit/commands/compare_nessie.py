@@ -46,6 +46,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from conformance.differential.runner import format_report, run_differential
     from conformance.differential.sides import lochkit_side, nessie_side
     from conformance.provisioning import ProvisioningFailed
+    from lochkit.usage import UNAVAILABLE
     from nessie_client import NessieRestClient, NessieUnreachable
 
     stop = None
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
             )
         if stop is not None:
             stop()
-        return 1
+        return UNAVAILABLE if isinstance(e, NessieUnreachable) else 1
     report = Report()
     started = time.monotonic()
     status = 0

@@ -31,10 +31,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",
         type=suite_target,
+        metavar="NAME",
         help="backend name (see: lochkit backends), serve:NAME (the version-store suites through "
         "lochkit serve over NAME) or nessie (a real Nessie server); required unless --self-check",
     )
-    parser.add_argument("--url", help="address of an already running server (default: obtain one)")
+    parser.add_argument(
+        "--url", metavar="URL", help="address of an already running server (default: obtain one)"
+    )
     parser.add_argument(
         "--provision",
         default="auto",
@@ -57,6 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--self-check",
         action="store_true",
         help="run the suite against every broken adapter of the catalogue and print the kill table",
+    )
+    check.add_argument(
+        "--list",
+        action="store_true",
+        help="list the broken adapters (name, the guarantee each breaks, where its bug is) and run none",
     )
     check.add_argument(
         "--mutant", action="append", metavar="NAME", help="only this broken adapter (repeatable)"
@@ -89,6 +97,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
+    from conformance.suite_targets import parse_target
+    from lochkit.usage import url_problem
+
     if args.self_check:
         return _self_check(args)
     if not args.backend:
@@ -96,6 +107,14 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
             "lochkit conformance: give --backend NAME (see: lochkit backends), or --self-check",
             file=sys.stderr,
         )
+        return 2
+    # serve:NAME drives NAME's server: the address is NAME's (--backend was checked already).
+    backend = parse_target(args.backend).backend or args.backend
+    problem = url_problem(backend, args.url)
+    if args.list:
+        problem = "--list lists the broken adapters of --self-check: give it with --self-check"
+    if problem:
+        print(f"lochkit conformance: {problem}", file=sys.stderr)
         return 2
     try:
         import pytest
@@ -111,11 +130,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         pytest_args += ["-p", f"no:{plugin}"]
     pytest_args += ["--backend", args.backend, "--provision", args.provision]
     if args.url:
-        from conformance.suite_targets import parse_target
-
-        # serve:NAME drives NAME's server: the address is NAME's (--backend was checked already).
-        target = parse_target(args.backend)
-        pytest_args += ["--backend-url", f"{target.backend or args.backend}={args.url}"]
+        pytest_args += ["--backend-url", f"{backend}={args.url}"]
     if args.allow_existing_data:
         pytest_args.append("--lochkit-allow-existing-data")
     problem = snippets.out_problem("--markdown-out", args.markdown_out)
@@ -148,7 +163,7 @@ def _write_matrix_snippet(args: argparse.Namespace, report: Path) -> None:
 
 def _self_check(args: argparse.Namespace) -> int:
     from conformance.mutants import MUTANTS, UnknownMutant, mutant_named
-    from conformance.mutants.kill_table import markdown_table, summary, text_table, to_json
+    from conformance.mutants.kill_table import catalogue_lines, markdown_table, summary, text_table, to_json
     from conformance.mutants.self_check import self_check
 
     ignored = [flag for flag, value in (("--backend", args.backend), ("--url", args.url)) if value]
@@ -174,6 +189,10 @@ def _self_check(args: argparse.Namespace) -> int:
     except UnknownMutant as e:
         print(f"lochkit conformance: {e}", file=sys.stderr)
         return 2
+    if args.list:
+        for line in catalogue_lines(mutants):
+            print(line)
+        return 0
     print(f"self-check: the conformance suite against {len(mutants)} broken adapters", flush=True)
     result = self_check(
         mutants,

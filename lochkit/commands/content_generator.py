@@ -1,8 +1,10 @@
 """``lochkit content-generator SUBCOMMAND``: Nessie's ``nessie-content-generator``, against a lochkit
 backend in-process or any Nessie server (see ``lochkit/targets.py`` for choosing one).
 
-Exit codes as Nessie's: 0 done, 1 an error was recorded (a failed commit, an unknown reference, an
-unreachable target), 2 a usage error (a bad option or key pattern)."""
+Exit codes: 0 done, 1 an error was recorded (a failed commit, an unknown reference), 2 a usage error
+(a bad option or key pattern), 5 the target cannot be reached or opened (a server that does not
+answer, a RocksDB store another process holds locked). Nessie's generator exits 1 for the last too;
+lochkit keeps one code for it in every command (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -75,7 +77,19 @@ def _run_output(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _branch_option(parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup) -> None:
+    parser.add_argument(
+        "-r",
+        "--ref",
+        "--branch",
+        dest="ref",
+        metavar="REF",
+        help="Branch name (defaults to the default branch).",
+    )
+
+
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
+    from lochkit.durations import FORMS
     from lochkit.targets import add_policy_argument
 
     _common(parser, writes_test_data=True)
@@ -134,8 +148,7 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-d",
         "--duration",
-        help="Runtime duration, equally distributed among the number of commits to create "
-        "(ISO-8601 like PT30S or PT5M, or seconds).",
+        help=f"Runtime duration, equally distributed among the number of commits to create ({FORMS}).",
     )
     parser.add_argument(
         "--continue-on-error", action="store_true", help="On a commit conflict, print it and continue."
@@ -148,34 +161,6 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         "also commit times and content ids, hence commit ids). Without it a seed is drawn for the "
         "draws and recorded in run.json, so --seed SEED replays them.",
     )
-
-
-def parse_duration(text: str | None) -> float | None:
-    """Seconds from an ISO-8601 duration (java.time.Duration's PnDTnHnMn.nS) or a plain number."""
-    if text is None:
-        return None
-    import re
-
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    match = re.fullmatch(
-        r"([-+]?)P(?:([-+]?\d+)D)?(?:T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?\d+(?:[.,]\d+)?)S)?)?",
-        text.strip().upper(),
-    )
-    if match is None or text.strip().upper() in ("P", "PT"):
-        raise ValueError(
-            f"--duration '{text}' is not a duration: use ISO-8601 (PT30S, PT5M, P1DT2H) or seconds"
-        )
-    sign, days, hours, minutes, seconds = match.groups()
-    total = (
-        int(days or 0) * 86400
-        + int(hours or 0) * 3600
-        + int(minutes or 0) * 60
-        + float((seconds or "0").replace(",", "."))
-    )
-    return -total if sign == "-" else total
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -222,7 +207,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-H", "--hash", help="Hash of the commit to read content from, defaults to HEAD (~N, ^N accepted)."
     )
     p.add_argument(
-        "-k", "--key", action="append", required=True, help="Content key element (repeat for each element)"
+        "-k",
+        "--key",
+        action="append",
+        required=True,
+        metavar="KEY_ELEMENT",
+        help="Content key element (repeat for each element)",
     )
 
     for name, text in (
@@ -237,9 +227,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         branches.add_argument(
             "--all", action="store_true", help="Process all branches (ignored when --input is set)."
         )
-        branches.add_argument(
-            "-r", "--ref", "--branch", dest="ref", help="Branch name (defaults to the default branch)."
-        )
+        _branch_option(branches)
         p.add_argument(
             "-k",
             "--key",
@@ -265,9 +253,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _common(p)
     _committing(p)
     _run_output(p)
-    p.add_argument(
-        "-r", "--ref", "--branch", dest="ref", help="Branch name (defaults to the default branch)."
-    )
+    _branch_option(p)
     p.add_argument(
         "-n", "--num-copies", type=int, default=10000, help="Number of copies to make (default 10000)."
     )
@@ -294,7 +280,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _committing(p)
     _run_output(p)
     p.add_argument(
-        "-r", "--branch", action="append", default=[], help="Branch(es) to process, defaults to all branches."
+        "-r",
+        "--branch",
+        action="append",
+        default=[],
+        metavar="REF",
+        help="Branch(es) to process, defaults to all branches.",
     )
 
 
@@ -308,7 +299,7 @@ def execute(subcommand: str, args: argparse.Namespace, command: str | None = Non
     command = command or f"lochkit content-generator {subcommand}"
     from conformance.provisioning import ProvisioningFailed
     from lochkit.targets import TargetError
-    from nessie_client import NessieUnreachable
+    from lochkit.usage import UNAVAILABLE, unavailable_errors
     from persist_spi.errors import LochkitError
     from persist_spi.registry import UnknownBackend
     from persist_spi.versionstore.errors import ReferenceConflictError
@@ -323,7 +314,10 @@ def execute(subcommand: str, args: argparse.Namespace, command: str | None = Non
     except (ValueError, UnknownBackend) as e:
         print(f"{command}: {e}", file=sys.stderr)
         return USAGE_ERROR
-    except (LochkitError, NessieUnreachable, TargetError, ProvisioningFailed, OSError) as e:
+    except unavailable_errors() as e:
+        print(f"{command}: {e}", file=sys.stderr)
+        return UNAVAILABLE
+    except (LochkitError, TargetError, ProvisioningFailed, OSError) as e:
         print(f"{command}: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -382,6 +376,8 @@ def _execute(subcommand: str, args: argparse.Namespace) -> int:
 def check_usage(subcommand: str, args: argparse.Namespace) -> None:
     """ValueError for option combinations that cannot work, before any target is opened or run
     directory made (a user's mistake leaves nothing behind)."""
+    from loadgen.contentgen.maintenance import check_input
+
     if subcommand in ("content-refresh", "delete"):
         if args.input is not None and args.format is None:
             raise ValueError("--input needs --format CSV_KEYS or CONTENT_INFO_JSON")
@@ -389,6 +385,8 @@ def check_usage(subcommand: str, args: argparse.Namespace) -> None:
             raise ValueError("--input cannot be combined with --key or --all")
         if args.input is not None and not args.input.is_file():
             raise ValueError(f"--input {args.input}: no such file; give the path of a {args.format} file")
+        if args.input is not None:
+            check_input(_selection(args))
         if args.recursive and not args.key:
             raise ValueError("--recursive needs --key")
         if args.batch < 1:
@@ -397,8 +395,24 @@ def check_usage(subcommand: str, args: argparse.Namespace) -> None:
         raise ValueError("--num-copies must be positive")
 
 
+def _selection(args: argparse.Namespace) -> Any:
+    from loadgen.contentgen.maintenance import Selection
+
+    return Selection(
+        all_branches=args.all,
+        ref=args.ref,
+        key=tuple(args.key),
+        recursive=args.recursive,
+        input_file=args.input,
+        input_format=args.format,
+        separator=args.separator,
+        batch=args.batch,
+    )
+
+
 def _generate_options(args: argparse.Namespace, drawn_seed: int | None) -> Any:
     from loadgen.contentgen.generate import GenerateOptions
+    from lochkit.durations import parse_duration
 
     return GenerateOptions(
         num_commits=args.num_commits,
@@ -409,7 +423,7 @@ def _generate_options(args: argparse.Namespace, drawn_seed: int | None) -> Any:
         key_pattern=args.key_pattern,
         content_type=args.type,
         tag_probability=args.tag_probability,
-        duration_s=parse_duration(args.duration),
+        duration_s=None if args.duration is None else parse_duration(args.duration),
         continue_on_error=args.continue_on_error,
         author=args.author,
         message=args.message,
@@ -455,18 +469,8 @@ def _bulk_body(subcommand: str, args: argparse.Namespace) -> Any:
                 source = ContentKey(tuple(args.from_key))
                 m.copy(api, args.ref, args.num_copies, source, args.to, args.author, recorder, out, progress)
                 return 0
-            selection = m.Selection(
-                all_branches=args.all,
-                ref=args.ref,
-                key=tuple(args.key),
-                recursive=args.recursive,
-                input_file=args.input,
-                input_format=args.format,
-                separator=args.separator,
-                batch=args.batch,
-            )
             action = m.refresh if subcommand == "content-refresh" else m.delete
-            action(api, selection, args.message, args.author, recorder, out, progress)
+            action(api, _selection(args), args.message, args.author, recorder, out, progress)
             return 0
         finally:
             progress.close()

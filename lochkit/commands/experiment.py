@@ -1,14 +1,14 @@
 """``lochkit experiment asymmetric``: N writers on one branch, each with its own commit size, under a
 chosen commit policy; prints and stores the per-writer table (see ``docs/asymmetric.md``).
 
-Exit codes: 0 done, 1 the target or a writer failed, 2 a usage error."""
+Exit codes: 0 done, 1 the target or a writer failed, 2 a usage error, 5 the target cannot be reached
+or opened."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import json
-import re
 import sys
 import tempfile
 import time
@@ -28,6 +28,7 @@ USAGE_ERROR = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from lochkit.durations import FORMS
     from lochkit.targets import add_target_arguments
     from persist_spi.versionstore.policies import POLICY_NAMES
 
@@ -41,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--duration",
         default="20s",
-        help="how long the writers commit: 20s, 2m, PT20S or seconds (default 20s)",
+        help=f"how long the writers commit: {FORMS} (default 20s)",
     )
     p.add_argument(
         "--writers",
@@ -88,20 +89,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def parse_seconds(text: str) -> float:
-    """``20s``, ``2m``, ``500ms``, ``PT20S`` or plain seconds."""
-    from lochkit.commands.content_generator import parse_duration
-
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*", text)
-    if match:
-        value, unit = float(match.group(1)), match.group(2)
-        return value * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[unit]
-    seconds = parse_duration(text)
-    if seconds is None:
-        raise ValueError("--duration is empty")
-    return seconds
-
-
 def parse_writers(text: str) -> tuple[int, ...]:
     """``1,10`` -> (1, 10); ``8x1`` -> eight writers of 1 put; combinable (``2x1,10``)."""
     puts: list[int] = []
@@ -125,7 +112,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from loadgen.experiments.asymmetric import ExperimentError
     from loadgen.nessie_jvm import NessieSideError
     from lochkit.targets import TargetError
-    from nessie_client import NessieUnreachable
+    from lochkit.usage import UNAVAILABLE, unavailable_errors
     from persist_spi.errors import LochkitError
     from persist_spi.registry import UnknownBackend
 
@@ -134,10 +121,12 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     except (ValueError, UnknownBackend) as e:
         print(f"lochkit experiment {args.experiment}: {e}", file=sys.stderr)
         return USAGE_ERROR
+    except unavailable_errors() as e:
+        print(f"lochkit experiment {args.experiment}: {e}", file=sys.stderr)
+        return UNAVAILABLE
     except (
         ExperimentError,
         LochkitError,
-        NessieUnreachable,
         NessieSideError,
         TargetError,
         ProvisioningFailed,
@@ -155,10 +144,11 @@ def _asymmetric(args: argparse.Namespace) -> int:
     from loadgen.metrics import serve_metrics
     from loadgen.runs import RunDirectory, default_run_dir
     from loadgen.runs.run_dir import command_line
-    from lochkit.targets import open_target
+    from lochkit.durations import parse_duration
+    from lochkit.targets import check_target_arguments, open_target
 
     options = exp.AsymmetricOptions(
-        duration_s=parse_seconds(args.duration),
+        duration_s=parse_duration(args.duration),
         puts=parse_writers(args.writers),
         policy=args.policy,
         processes=args.processes,
@@ -170,6 +160,9 @@ def _asymmetric(args: argparse.Namespace) -> int:
         check_target("nessie" if args.nessie_uri or args.backend == "nessie" else "lochkit", args.backend)
     if args.repeat < 1:
         raise ValueError("--repeat must be at least 1")
+    if args.json is not None and not args.json.resolve().parent.is_dir():
+        raise ValueError(f"--json {args.json}: its directory does not exist")
+    check_target_arguments(args)  # before a server starts or a run directory is made
     metrics = (
         serve_metrics(args.metrics_port, multiprocess=options.processes)
         if args.metrics_port is not None

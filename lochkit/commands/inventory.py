@@ -9,23 +9,35 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from conformance.provisioning import Provisioned
+    from persist_spi.adapter import BackendAdapter
 
 NAME = "inventory"
 HELP = "write Parquet tables of a repository's objects, references and commits"
 DESCRIPTION = (
     "Scans one repository through the Persist contract and writes objects.parquet, "
     "references.parquet, commits.parquet, links.parquet and inventory.json into --out, for "
-    "`lochkit report`. Nothing is written to the repository."
+    "lochkit report. The database is opened read-only: nothing is written to it and nothing is "
+    "created there; on a terminal a progress line shows the objects read. Exit codes: 0 written, "
+    "1 the scan or the writing failed, 2 usage error (also: no lochkit store or no such repository "
+    "at that address), 5 the database cannot be reached or opened."
 )
 
 INVENTORIES_ROOT: Final = Path(".lochkit") / "inventories"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", required=True, help="backend name (see `lochkit backends`)")
+    from lochkit.usage import add_deprecated_alias
+
+    parser.add_argument(
+        "--backend", metavar="NAME", required=True, help="backend name (see: lochkit backends)"
+    )
     parser.add_argument(
         "--url",
+        metavar="URL",
         help="where the repository lives; rocksdb defaults to .lochkit/data/rocksdb, where the load "
         "commands keep it",
     )
@@ -35,77 +47,107 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["auto", "external", "testcontainers", "local"],
         help="how to reach the database (default external: an inventory of a fresh server is empty)",
     )
-    parser.add_argument("--repository-id", default="", help="repository id within the database")
     parser.add_argument(
-        "--out", type=Path, help="output directory (default: a new one under .lochkit/inventories/)"
+        "--repository",
+        metavar="ID",
+        default="",
+        help="repository id within the database (default: the empty id)",
+    )
+    add_deprecated_alias(parser, "--repository-id", "--repository", "repository")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="output directory (default: a new one under .lochkit/inventories/)",
     )
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, code: int = 2) -> int:
     print(f"lochkit inventory: {message}", file=sys.stderr)
-    return 2
+    return code
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
-    from conformance.provisioning import ProvisioningFailed, provision, redact
-    from loadgen.runs.run_dir import default_run_dir
+    from conformance.provisioning import ProvisioningFailed, provision
     from lochkit.targets import DATA_ROOT, PERSISTENT_EMBEDDED
-    from persist_spi.adapter_persist import AdapterPersist
-    from persist_spi.config import StoreConfig
-    from persist_spi.errors import LochkitError
-    from persist_spi.logic.repository_logic import RepositoryLogic
+    from lochkit.usage import UNAVAILABLE, unavailable_errors, url_problem
+    from persist_spi.errors import BackendStoreMissing, LochkitError
     from persist_spi.registry import UnknownBackend, backend_factory
-    from reports.inventory import write_inventory
 
     if passthrough:
         return _fail(f"unexpected arguments after '--': {' '.join(passthrough)}")
+    problem = url_problem(args.backend, args.url)
+    if problem:
+        return _fail(problem)
     try:
         factory = backend_factory(args.backend)
     except UnknownBackend as e:
         return _fail(str(e))
     url = args.url
     if url is None and args.backend in PERSISTENT_EMBEDDED:
-        data = DATA_ROOT / args.backend
-        if not data.is_dir():
-            return _fail(f"no {args.backend} repository at {data}; run a load command first or pass --url")
-        url = str(data)
-    if url is None and args.backend == "inmemory":
-        return _fail("an inmemory repository lives for one command only; there is nothing to inventory")
-    out = args.out or default_run_dir(args.backend, INVENTORIES_ROOT)
-    if out.exists() and any(out.iterdir()):
-        return _fail(f"{out} exists and is not empty; give a new --out directory")
+        url = str(DATA_ROOT / args.backend)
+    if url is None and factory.lives_in_process:
+        return _fail(
+            f"an {args.backend} repository lives for one command only; there is nothing to inventory"
+        )
+    if args.out is not None and args.out.exists() and any(args.out.iterdir()):
+        return _fail(f"{args.out} exists and is not empty; give a new --out directory")
     workdir = Path(tempfile.mkdtemp(prefix=f"lochkit-inventory-{args.backend}-"))
     provisioned = None
     try:
-        provisioned = provision(
-            args.backend,
-            factory,
-            urls={args.backend: url} if url else {},
-            method=args.provision,
-            workdir=workdir,
-        )
-        adapter = factory.create(provisioned.url)
         try:
-            persist = AdapterPersist(adapter, StoreConfig(repository_id=args.repository_id))
-            if not RepositoryLogic(persist).repository_exists():
-                where = redact(provisioned.url) if provisioned.url else args.backend
-                return _fail(
-                    f"no repository '{args.repository_id}' at {where}; check --url and --repository-id"
-                )
-            source = {
-                "backend": args.backend,
-                "url": redact(provisioned.url) if provisioned.url else None,
-                "provisioning": provisioned.method,
-                "server_version": provisioned.server or adapter.server_version() or "",
-            }
-            summary = write_inventory(persist, out, source=source)
+            provisioned = provision(
+                args.backend,
+                factory,
+                urls={args.backend: url} if url else {},
+                method=args.provision,
+                workdir=workdir,
+            )
+            adapter = factory.open_existing(provisioned.url)
+        except unavailable_errors() as e:
+            return _fail(str(e), UNAVAILABLE)
+        except BackendStoreMissing as e:
+            return _fail(f"no repository to inventory: {e}")
+        except (LochkitError, ProvisioningFailed) as e:  # bad settings
+            return _fail(str(e))
+        try:
+            return _inventory(args, adapter, provisioned)
         finally:
             adapter.close()
-    except (LochkitError, ProvisioningFailed, FileExistsError, OSError) as e:
-        return _fail(str(e))
     finally:
         if provisioned is not None:
             provisioned.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _inventory(args: argparse.Namespace, adapter: BackendAdapter, provisioned: Provisioned) -> int:
+    from conformance.provisioning import redact
+    from loadgen.runs.run_dir import default_run_dir
+    from lochkit.read_progress import read_progress
+    from lochkit.usage import UNAVAILABLE, unavailable_errors
+    from persist_spi.adapter_persist import AdapterPersist
+    from persist_spi.config import StoreConfig
+    from persist_spi.errors import LochkitError
+    from persist_spi.logic.repository_logic import RepositoryLogic
+    from reports.inventory import write_inventory
+
+    persist = AdapterPersist(adapter, StoreConfig(repository_id=args.repository))
+    where = redact(provisioned.url) if provisioned.url else args.backend
+    try:
+        if not RepositoryLogic(persist).repository_exists():
+            return _fail(f"no repository '{args.repository}' at {where}; check --url and --repository")
+        source = {
+            "backend": args.backend,
+            "url": redact(provisioned.url) if provisioned.url else None,
+            "provisioning": provisioned.method,
+            "server_version": provisioned.server or adapter.server_version() or "",
+        }
+        out = args.out or default_run_dir(args.backend, INVENTORIES_ROOT)
+        with read_progress(persist, "lochkit inventory:") as counted:
+            summary = write_inventory(counted, out, source=source)
+    except unavailable_errors() as e:
+        return _fail(str(e), UNAVAILABLE)
+    except (LochkitError, OSError) as e:
+        return _fail(str(e), 1)
     print(summary.describe())
     return 0

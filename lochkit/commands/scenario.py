@@ -2,13 +2,16 @@
 
 Everything after NAME goes to locust with lochkit's locustfile (``lochkit/locustfile.py``): the
 target options (``--backend``, ``--url``, ``--uri``...), the scenario's ``--sim-*`` options,
-``--policy``, ``--out``, ``--metrics-port``, and any locust option (``-u``, ``-r``, ``-t``,
-``--master``, ``--worker``, ``--json-file``...). Headless unless ``--web`` is given. See
-``docs/scenarios.md`` for each scenario and the web UI and master/worker recipes."""
+``--policy``, ``--out``, ``--metrics-port``, and any locust option (``--users``, ``-r``, ``-t``,
+``--master``, ``--worker``, ``--json-file``...). ``-t`` takes lochkit's duration forms too; locust's
+``-u`` is ``--users`` here, since ``-u`` is ``--uri`` in lochkit's other commands. Headless unless
+``--web`` is given. See ``docs/scenarios.md`` for each scenario and the web UI and master/worker
+recipes."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -37,12 +40,38 @@ def locust_argv(name: str, rest: Sequence[str]) -> list[str]:
     web = "--web" in rest
     if web:
         rest.remove("--web")
+    rest = _run_time_for_locust(rest)
     argv = [sys.executable, "-m", "locust", "-f", str(locustfile), "--scenario", name]
     if not web and "--worker" not in rest:
         argv.append("--headless")
     if not any(a in ("-u", "--users") or a.startswith("--users=") for a in rest):
-        argv += ["-u", str(_default_users(name, rest))]
+        argv += ["--users", str(_default_users(name, rest))]
     return [*argv, *_duration_defaults(SCENARIOS[name], rest), *rest, *SCENARIOS[name].users]
+
+
+#: locust's own spelling of -t: whole seconds, or whole hours, minutes and seconds (1h30m).
+_LOCUST_RUN_TIME = re.compile(r"\d+|(?=\d)(\d+h)?(\d+m)?(\d+s)?")
+
+
+def _run_time_for_locust(rest: Sequence[str]) -> list[str]:
+    """``rest`` with the value of ``-t`` / ``--run-time`` in locust's spelling: a value in any of
+    lochkit's duration forms (PT30S, 500ms, 2.5) becomes whole seconds, rounded up; one locust
+    reads already is left as given. ValueError naming the forms for anything else."""
+    from lochkit.durations import parse_duration
+
+    def locust_value(option: str, value: str) -> str:
+        if _LOCUST_RUN_TIME.fullmatch(value.strip()):
+            return value
+        return f"{math.ceil(parse_duration(value, option))}s"
+
+    out = list(rest)
+    for i, arg in enumerate(out):
+        option, equals, value = arg.partition("=")
+        if option == "--run-time" and equals:
+            out[i] = f"--run-time={locust_value(option, value)}"
+        elif arg in ("-t", "--run-time") and i + 1 < len(out):
+            out[i + 1] = locust_value(arg, out[i + 1])
+    return out
 
 
 def _duration_defaults(scenario: Scenario, rest: Sequence[str]) -> list[str]:
@@ -87,7 +116,7 @@ def run_raw(argv: Sequence[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(
             "usage: lochkit scenario NAME [target options] [--sim-* options] [--policy P] [--out DIR]\n"
-            "                        [--metrics-port PORT] [--web] [locust options]\n\n"
+            "                        [--metrics-port PORT] [--web] [--users N] [locust options]\n\n"
             f"scenarios: {', '.join(sorted(SCENARIOS))}\n"
             "'lochkit scenario NAME --help' lists lochkit's options; 'python -m locust --help' locust's."
         )
@@ -97,6 +126,19 @@ def run_raw(argv: Sequence[str]) -> int:
         return 0
     dry_run = "--dry-run" in argv
     rest = [a for a in argv[1:] if a != "--dry-run"]
+    if any(a == "--scenario" or a.startswith("--scenario=") for a in rest):
+        print(
+            f"lochkit scenario: the scenario is NAME, the first argument ({argv[0]}); leave out --scenario",
+            file=sys.stderr,
+        )
+        return 2
+    if "-u" in rest:
+        # locust's short form, which means --uri in lochkit's other commands.
+        print(
+            "lochkit scenario: -u is deprecated and will be removed; use --users (in lochkit, -u is --uri)",
+            file=sys.stderr,
+        )
+        rest = ["--users" if a == "-u" else a for a in rest]
     try:
         command = locust_argv(argv[0], rest)
     except ValueError as e:
@@ -111,13 +153,15 @@ def run_raw(argv: Sequence[str]) -> int:
 
 def _print_help(name: str) -> None:
     """lochkit's options of the scenario (locust's own --help does not show a locustfile's)."""
+    from lochkit.durations import FORMS
     from lochkit.locustfile import add_arguments
 
     parser = argparse.ArgumentParser(
         prog=f"lochkit scenario {name}",
-        description="Options lochkit adds to locust's (see 'python -m locust --help' for those: -u users, "
-        "-r spawn rate, -t run time, --web-*, --master/--worker, --json-file, ...). --web: the web UI "
-        "instead of --headless. --dry-run: print the locust command line.",
+        description="Options lochkit adds to locust's (see 'python -m locust --help' for those: --users "
+        "N, -r spawn rate, -t run time, --web-*, --master/--worker, --json-file, ...). -t takes "
+        f"lochkit's durations ({FORMS}), rounded up to whole seconds. --web: the web UI instead of "
+        "--headless. --dry-run: print the locust command line.",
     )
     add_arguments(parser)
     parser.print_help()

@@ -4,6 +4,7 @@ clients, Iceberg's Nessie catalog and Spark can use it (see ``docs/rest.md``).""
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
 import socket
 import sys
@@ -36,6 +37,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from conformance.provisioning import ProvisioningFailed
     from loadgen.targets.policy import apply_policy
     from lochkit.targets import NESSIE, TargetError, open_target
+    from lochkit.usage import UNAVAILABLE, unavailable_errors
     from persist_spi.errors import LochkitError
     from persist_spi.registry import UnknownBackend
 
@@ -50,6 +52,9 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     except (ValueError, UnknownBackend) as e:
         print(f"lochkit serve: {e}", file=sys.stderr)
         return 2
+    except unavailable_errors() as e:
+        print(f"lochkit serve: {e}", file=sys.stderr)
+        return UNAVAILABLE
     except (LochkitError, TargetError, ProvisioningFailed, OSError) as e:
         print(f"lochkit serve: {e}", file=sys.stderr)
         return 1
@@ -58,6 +63,9 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
 
 
 def _check(args: argparse.Namespace, nessie: str) -> str | None:
+    from lochkit.targets import check_target_arguments
+    from lochkit.usage import UsageError
+
     if args.backend == nessie:
         return (
             "serves a lochkit backend (--backend inmemory, rocksdb, postgres, ...); --backend nessie "
@@ -65,16 +73,38 @@ def _check(args: argparse.Namespace, nessie: str) -> str | None:
         )
     if not args.backend:
         return "name the backend to serve: --backend NAME (e.g. rocksdb; see 'lochkit backends')"
+    try:
+        check_target_arguments(args)
+    except UsageError as e:
+        return str(e)
     if not 0 < args.port < 65536:
         return f"--port {args.port} is not a TCP port (1-65535)"
+    return _address_problem(args.host, args.port)
+
+
+def _address_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen on ``host:port``: a name that does not resolve, or an
+    address it cannot bind (in use, or not this machine's); None when it can."""
     try:
-        with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind((args.host, args.port))
-    except OSError as e:
+        family, kind, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as e:
         return (
-            f"cannot listen on {args.host}:{args.port} ({e.strerror}); is another server (a Nessie "
-            "server?) using it? Choose another with --port"
+            f"--host {host}: no such host name ({e.strerror}); give an address of this machine, e.g. "
+            f"{DEFAULT_HOST} (this machine only) or 0.0.0.0 (every interface)"
+        )
+    try:
+        with socket.socket(family, kind) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            return (
+                f"cannot listen on {host}:{port} ({e.strerror}); is another server (a Nessie "
+                "server?) using it? Choose another with --port"
+            )
+        return (
+            f"cannot listen on {host}:{port} ({e.strerror}); --host must be an address of this "
+            f"machine, e.g. {DEFAULT_HOST} or 0.0.0.0"
         )
     return None
 

@@ -27,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--backend",
         action="append",
         default=[],
+        metavar="NAME[,NAME...]",
         help=f"backend(s), repeatable or comma-separated; 'all' = {', '.join(LOCAL_BACKENDS)}",
     )
     parser.add_argument(
@@ -54,7 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "commands did not create (refused otherwise); the campaign still writes only into scratch "
         "repositories of its own",
     )
-    parser.add_argument("--out", help="run directory (default: a new one under .lochkit/torture)")
+    parser.add_argument(
+        "--out", metavar="DIR", help="run directory (default: a new one under .lochkit/torture)"
+    )
     parser.add_argument(
         "--markdown-out",
         metavar="FILE",

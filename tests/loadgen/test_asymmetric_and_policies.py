@@ -16,7 +16,8 @@ from loadgen.runs.events import EventWriter
 from loadgen.targets.in_process import in_process_target
 from loadgen.targets.policy import ClientCoordinated, apply_policy, default_policy
 from lochkit.cli import main
-from lochkit.commands.experiment import parse_seconds, parse_writers
+from lochkit.commands.experiment import parse_writers
+from lochkit.durations import parse_duration
 from lochkit.targets import open_target
 from persist_spi.config import StoreConfig
 from persist_spi.versionstore.policies import CoordinatedPolicy, GroupPolicy, NessiePolicy
@@ -35,10 +36,10 @@ def _inmemory() -> argparse.Namespace:
 
 
 def test_durations_and_writer_lists_parse_and_bad_ones_say_why() -> None:
-    assert parse_seconds("20s") == 20
-    assert parse_seconds("500ms") == 0.5
-    assert parse_seconds("2m") == 120
-    assert parse_seconds("PT5S") == 5
+    assert parse_duration("20s") == 20
+    assert parse_duration("500ms") == 0.5
+    assert parse_duration("2m") == 120
+    assert parse_duration("PT5S") == 5
     assert parse_writers("1,10") == (1, 10)
     assert parse_writers("8x1") == (1,) * 8
     assert parse_writers("2x1,10") == (1, 1, 10)
@@ -207,7 +208,7 @@ def test_scenario_command_builds_the_locust_command_line(capsys: pytest.CaptureF
     argv = locust_argv("mixed-workloads", ["--backend", "rocksdb", "--sim-writers-users", "3"])
     assert argv[1:3] == ["-m", "locust"]
     assert "--headless" in argv
-    assert argv[argv.index("-u") + 1] == "5"  # 3 writers + 1 reader + 1 UI user
+    assert argv[argv.index("--users") + 1] == "5"  # 3 writers + 1 reader + 1 UI user
     assert argv[-3:] == ["MixedWriter", "MixedReader", "MixedUiUser"]
     assert "--headless" not in locust_argv("commit-to-branch", ["--web"])
     assert main(["scenario", "nope"]) == 2

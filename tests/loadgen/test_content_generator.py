@@ -285,7 +285,7 @@ def test_generate_commits_under_the_policy_it_is_given_and_records_it(
 def test_a_policy_a_nessie_server_cannot_apply_is_a_usage_error_before_it_is_reached(
     policy: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Nothing listens on port 1: reaching it would be exit code 1, not 2.
+    # Nothing listens on port 1: reaching it would be exit code 5, not 2.
     assert main(["generate", "--uri", "http://127.0.0.1:1/api/v2", "--policy", policy]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"lochkit generate: --policy {policy} does not apply to a Nessie server")
@@ -297,9 +297,9 @@ def test_the_policies_a_nessie_server_can_apply_pass_on_to_the_server(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # As for lochkit experiment: nessie and coordinated (one commit per branch at a time from this
-    # client) apply over REST, so the run goes on and meets the unreachable server.
+    # client) apply over REST, so the run goes on and meets the unreachable server (exit code 5).
     for policy in ("nessie", "coordinated"):
-        assert main(["generate", "--uri", "http://127.0.0.1:1/api/v2", "--policy", policy]) == 1
+        assert main(["generate", "--uri", "http://127.0.0.1:1/api/v2", "--policy", policy]) == 5
         assert "does not apply" not in capsys.readouterr().err
 
 

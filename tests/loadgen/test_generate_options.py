@@ -170,7 +170,7 @@ def test_nessie_store_mistakes_are_one_line_and_start_nothing(
 
     monkeypatch.setattr(provisioning, "provision", no_provisioning)
     done = cli("generate", *target, "--nessie-store", store, "-n", "1")
-    assert done.code == 1
+    assert done.code == 2  # a usage error
     [line] = done.err.strip().splitlines()
     assert line.startswith("lochkit generate: ")
     assert message in line

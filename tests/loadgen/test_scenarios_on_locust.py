@@ -103,7 +103,7 @@ def test_a_master_reports_exactly_what_its_worker_committed_to_a_store_of_its_ow
     master_args = [
         *common,
         *("--master", "--expect-workers", "1", "--master-bind-host", "127.0.0.1"),
-        *("--master-bind-port", str(port), "-u", "2", "-t", "4s"),
+        *("--master-bind-port", str(port), "--users", "2", "-t", "4s"),
         *("--sim-mode", "SINGLE_BRANCH_RANDOM_TABLE", "--sim-commits", "0", "--sim-branch", "load"),
     ]
     worker_args = [*common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)]
@@ -189,9 +189,9 @@ def test_nessies_duration_defaults_are_added_unless_the_user_gave_the_option() -
     from lochkit.commands.scenario import locust_argv
 
     def added(name: str, *rest: str) -> list[str]:
-        """What lochkit put between its -u and the user's own arguments (less --web, its own)."""
+        """What lochkit put between its --users and the user's own arguments (less --web, its own)."""
         argv = locust_argv(name, rest)
-        after_users = argv[argv.index("-u") + 2 :]
+        after_users = argv[argv.index("--users") + 2 :]
         passed_on = [a for a in rest if a != "--web"]
         assert after_users[len(after_users) - len(passed_on) - len(SCENARIOS[name].users) :] == [
             *passed_on,

@@ -93,7 +93,7 @@ def test_check_prints_and_writes_no_password(url: str, tmp_path: Path) -> None:
     code, out = lochkit(
         "check", "--backend", "postgres", "--url", f"{down}?connect_timeout=3&pool_timeout=3", cwd=tmp_path
     )
-    assert code == 2
+    assert code == 5  # cannot be reached: lochkit.usage.UNAVAILABLE
     assert_clean(out, "lochkit check against a server that is down")
     assert assert_tree_clean(tmp_path) >= 3
 
@@ -132,26 +132,28 @@ def test_conformance_report_holds_no_password(url: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("backend", "template"),
+    ("backend", "template", "expected"),
     [
+        # Unreachable: exit code 5 (lochkit.usage.UNAVAILABLE); a bad URL: a usage error, 2.
         (
             "postgres",
             "postgresql://lochkit:{secret}@127.0.0.1:{port}/lochkit?connect_timeout=3&pool_timeout=3",
+            5,
         ),
-        ("mongodb", "mongodb://lochkit:{secret}@127.0.0.1:{port}/lochkit"),
-        ("cassandra", "cassandra://lochkit:{secret}@127.0.0.1:{port}/lochkit?connect_timeout=3"),
-        ("dynamodb", "dynamodb://lochkit:{secret}@127.0.0.1:{port}?region=us-west-2&connect_timeout=1"),
-        ("mongodb", "mongodb://lochkit:{secret}@127.0.0.1:{port}/bad/name"),
-        ("cassandra", "cassandra://lochkit:{secret}@127.0.0.1:{port}/Bad-Keyspace"),
-        ("dynamodb", "dynamodb://lochkit:{secret}@127.0.0.1:{port}?unknown_option=1"),
-        ("postgres", "postgresql://lochkit:{secret}@127.0.0.1:{port}/x?unknown_option=1"),
+        ("mongodb", "mongodb://lochkit:{secret}@127.0.0.1:{port}/lochkit", 5),
+        ("cassandra", "cassandra://lochkit:{secret}@127.0.0.1:{port}/lochkit?connect_timeout=3", 5),
+        ("dynamodb", "dynamodb://lochkit:{secret}@127.0.0.1:{port}?region=us-west-2&connect_timeout=1", 5),
+        ("mongodb", "mongodb://lochkit:{secret}@127.0.0.1:{port}/bad/name", 2),
+        ("cassandra", "cassandra://lochkit:{secret}@127.0.0.1:{port}/Bad-Keyspace", 2),
+        ("dynamodb", "dynamodb://lochkit:{secret}@127.0.0.1:{port}?unknown_option=1", 2),
+        ("postgres", "postgresql://lochkit:{secret}@127.0.0.1:{port}/x?unknown_option=1", 2),
     ],
 )
 def test_unreachable_servers_and_bad_urls_show_no_password(
-    backend: str, template: str, tmp_path: Path
+    backend: str, template: str, expected: int, tmp_path: Path
 ) -> None:
     for secret in (quote(SECRET, safe=""), quote_plus(SECRET)):
         bad = template.format(secret=secret, port=closed_port())
         code, out = lochkit("check", "--backend", backend, "--url", bad, cwd=tmp_path)
-        assert code == 2, out
+        assert code == expected, out
         assert_clean(out, f"lochkit check --backend {backend}")

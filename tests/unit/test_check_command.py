@@ -111,5 +111,5 @@ def test_a_rocksdb_directory_that_does_not_exist_is_not_created(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["check", "--backend", "rocksdb", "--url", f"rocksdb://{tmp_path / 'typo'}"]) == 4
-    assert "typo does not exist" in capsys.readouterr().err
+    assert "typo is not a lochkit RocksDB store: the directory does not exist" in capsys.readouterr().err
     assert not (tmp_path / "typo").exists()
