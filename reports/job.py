@@ -8,13 +8,13 @@ import datetime
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reports.comparison import DEFAULT_THRESHOLD_PCT
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
     from reports.projection import Projection
 
@@ -97,12 +97,26 @@ class ReportResult:
     tables: list[str]
     timings: dict[str, float]
     seconds: float
+    #: What the comparison across runs found, and its rule (empty without runs).
+    comparison: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
-        return (
+        written = (
             f"report written to {self.out}/report.html ({len(self.tables)} tables in {self.out}/tables, "
             f"Parquet and CSV; {self.seconds:.1f} s)"
         )
+        return "\n".join([written, *self.comparison])
+
+
+def comparison_summary(runs_vs_baseline: DataFrame, threshold_pct: float) -> list[str]:
+    """The comparison in two lines: runs, groups and regressions found, then the rule."""
+    from reports.comparison import rule
+
+    rows = runs_vs_baseline.select("run_id", "group", "regression").collect()
+    regressed = sorted(r["run_id"] for r in rows if r["regression"])
+    found = f"{len(rows)} run(s) in {len({r['group'] for r in rows})} group(s) of like runs; "
+    found += f"{len(regressed)} regression(s)" + (f": {', '.join(regressed)}" if regressed else "")
+    return [found, rule(threshold_pct)]
 
 
 def build_report(
@@ -140,7 +154,12 @@ def build_report(
     page = assemble(computed, args.title, inputs.describe(), list(computed.tables))
     computed.timings["page"] = time.monotonic() - step
     hfs.write_text(f"{out}/report.html", render(page))
-    return ReportResult(out, list(computed.tables), computed.timings, time.monotonic() - started)
+    comparison = (
+        comparison_summary(computed.tables["runs_vs_baseline"], settings.threshold_pct)
+        if "runs_vs_baseline" in computed.tables
+        else []
+    )
+    return ReportResult(out, list(computed.tables), computed.timings, time.monotonic() - started, comparison)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -139,11 +139,12 @@ def load_runs(spark: SparkSession, hfs: HadoopFs, runs: list[Found]) -> tuple[Da
     runs_df = meta.select(
         "run_id",
         F.coalesce(F.col("target.backend"), F.lit("unknown")).alias("backend"),
+        # lochkit in-process or a Nessie server (REST): the same backend measures differently.
+        F.coalesce(F.col("target.kind"), F.lit("unknown")).alias("target"),
         F.coalesce(F.col("parameters")["scenario"], F.col("command"), F.lit("unknown")).alias("scenario"),
         F.coalesce(F.col("parameters")["policy"], F.lit("nessie")).alias("policy"),
         F.coalesce(F.col("lochkit_version"), F.lit("unknown")).alias("lochkit_version"),
         "command",
-        F.col("target.kind").alias("target_kind"),
         F.col("target.server_version").alias("server_version"),
         F.col("target.provisioning").alias("provisioning"),
         "seed",

@@ -106,9 +106,10 @@ def attempts_histogram(hist: pd.DataFrame, run_id: str) -> str:
 
 
 def comparison_bars(comparison: pd.DataFrame) -> str:
-    """Commits/s and p99 latency per backend x scenario x policy x version."""
+    """Commits/s and p99 latency per group of like runs (see the groups table) and lochkit version."""
     labels = [
-        f"{r.backend} / {r.scenario} / {r.policy} / {r.lochkit_version}" for r in comparison.itertuples()
+        f"#{r.group} {r.backend} {r.scenario}, {r.policy}, lochkit {r.lochkit_version}"
+        for r in comparison.itertuples()
     ]
     height = max(ROW_HEIGHT_IN, 0.35 * len(labels) + 1.0)
     fig, (rate, p99) = _figure(1, 2, height=height)

@@ -224,7 +224,8 @@ def jain_index(values: Column) -> Column:
 
 
 def runs_summary(runs: DataFrame, events: DataFrame, bounds: DataFrame, per_writer: DataFrame) -> DataFrame:
-    """One row per run: what it was (backend, scenario, policy, version) and how it went."""
+    """One row per run: what it was (backend, target, scenario, policy, writers, typical puts per
+    commit of its writers, version) and how it went."""
     from pyspark.sql import functions as F
 
     commits = with_flags(events).where(F.col("is_commit") & F.col("ok"))
@@ -242,22 +243,37 @@ def runs_summary(runs: DataFrame, events: DataFrame, bounds: DataFrame, per_writ
         F.sum(F.col("starved").cast("int")).alias("starved_writers"),
     )
     events_count = events.groupBy("run_id").agg(F.count(F.lit(1)).alias("events"))
+    # Each writer's typical (median) puts per commit; a run's profile is the distinct ones, "1,10".
+    typical = (
+        with_flags(events)
+        .where("is_commit")
+        .groupBy("run_id", "worker")
+        .agg(F.percentile_approx("puts", 0.5, ACCURACY).alias("typical_puts"))
+    )
+    puts_profile = typical.groupBy("run_id").agg(
+        F.array_join(F.array_sort(F.collect_set("typical_puts")).cast("array<string>"), ",").alias(
+            "puts_per_commit"
+        )
+    )
     return (
         runs.join(bounds.select("run_id", "duration_s"), "run_id", "left")
         .join(events_count, "run_id", "left")
         .join(fairness, "run_id", "left")
         .join(latency_all, "run_id", "left")
+        .join(puts_profile, "run_id", "left")
         .select(
             "run_id",
             "backend",
+            "target",
             "scenario",
             "policy",
+            F.coalesce("writers", F.lit(0)).alias("writers"),
+            F.coalesce("puts_per_commit", F.lit("-")).alias("puts_per_commit"),
             "lochkit_version",
             "started_at",
             "status",
             F.coalesce("events", F.lit(0)).alias("events"),
             "duration_s",
-            F.coalesce("writers", F.lit(0)).alias("writers"),
             F.coalesce("commits", F.lit(0)).alias("commits"),
             (F.col("commits") / F.col("duration_s")).alias("commits_per_s"),
             (F.col("p")[0] / NS_PER_MS).alias("p50_ms"),

@@ -53,15 +53,16 @@ def test_writer_shares_sum_to_one_and_jain_index_matches_the_formula(events_df: 
     assert got["b"]["share"] == pytest.approx(0.25)
     assert got["b"]["puts_per_commit"] == pytest.approx(10.0)
     runs = spark.createDataFrame(
-        [("r1", "rocksdb", "s", "nessie", "1", None, None, "finished")],
-        "run_id STRING, backend STRING, scenario STRING, policy STRING, lochkit_version STRING, "
-        "started_at TIMESTAMP, ended_at TIMESTAMP, status STRING",
+        [("r1", "rocksdb", "lochkit", "s", "nessie", "1", None, None, "finished")],
+        "run_id STRING, backend STRING, target STRING, scenario STRING, policy STRING, "
+        "lochkit_version STRING, started_at TIMESTAMP, ended_at TIMESTAMP, status STRING",
     )
     summary = rm.runs_summary(runs, events, bounds, writers).collect()[0]
     # (30 + 10)^2 / (2 * (30^2 + 10^2)) = 1600 / 2000
     assert summary["jain_index"] == pytest.approx(0.8)
     assert summary["commits"] == 40
     assert summary["writers"] == 2
+    assert summary["puts_per_commit"] == "1,10"
 
 
 def test_jain_index_is_one_for_equal_writers_and_one_over_n_when_one_takes_all(spark: Any) -> None:
