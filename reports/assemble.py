@@ -17,6 +17,21 @@ if TYPE_CHECKING:
 
 #: Runs given a section of their own (the most recent ones); every run stays in the tables.
 MAX_RUN_SECTIONS: Final = 20
+#: The projection on the page (the rate and retention are in its label; the table has them all).
+PROJECTION_COLUMNS: Final = [
+    "inventory_id",
+    "backend",
+    "projection",
+    "measured_commits",
+    "measured_objects",
+    "measured_bytes",
+    "fixed_objects",
+    "objects_per_commit",
+    "bytes_per_commit",
+    "projected_commits",
+    "projected_objects",
+    "projected_bytes",
+]
 #: Points per growth line in the figure (the table keeps every commit).
 GROWTH_POINTS: Final = 400
 
@@ -155,7 +170,7 @@ def assemble(computed: Computed, title: str, inputs_text: str, table_names: list
             page.storage_figures.append(plots.storage_growth(growth))
         if "projection" in t:
             projection = _pandas(t["projection"])
-            page.storage_tables["Projection"] = html_table(projection)
+            page.storage_tables["Projection"] = html_table(projection, PROJECTION_COLUMNS)
             if len(projection):
                 page.storage_figures.append(plots.projection_bars(projection))
     if "conformance_matrix" in t:

@@ -50,6 +50,10 @@ HEADERS: Final = {
     "projected_commits": "projected commits",
     "projected_objects": "projected objects",
     "projected_bytes": "projected bytes",
+    "measured_objects": "measured objects",
+    "measured_bytes": "measured bytes",
+    "fixed_objects": "fixed objects",
+    "fixed_bytes": "fixed bytes",
     "inventory_id": "inventory",
     "internal_commits": "internal commits",
     "lost_race_commits": "lost-race commits",
@@ -62,7 +66,7 @@ HEADERS: Final = {
 }
 
 _PERCENT_COLUMNS: Final = ("share",)
-_BYTE_COLUMNS: Final = ("projected_bytes",)
+_BYTE_COLUMNS: Final = ("projected_bytes", "measured_bytes", "fixed_bytes")
 
 
 def human_bytes(value: float) -> str:
