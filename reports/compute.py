@@ -39,7 +39,7 @@ class Computed:
 
 
 def compute(spark: SparkSession, inputs: Inputs, settings: Settings) -> Computed:
-    out = Computed(threshold_pct=settings.threshold_pct)
+    out = Computed(threshold_pct=settings.threshold_pct, ignored_reports=[f.name for f in inputs.ignored])
     hfs = HadoopFs(spark)
     if inputs.runs:
         _runs(spark, hfs, inputs, settings, out)
@@ -110,13 +110,10 @@ def _storage(spark: SparkSession, hfs: HadoopFs, inputs: Inputs, settings: Setti
 def _conformance(spark: SparkSession, inputs: Inputs, settings: Settings, out: Computed) -> None:
     from pyspark.sql import functions as F
 
-    counts, not_passed, ignored = load_conformance(spark, inputs.reports)
-    out.ignored_reports = ignored
+    counts, not_passed = load_conformance(spark, HadoopFs(spark), inputs.reports)
     if settings.since is not None:
         counts = counts.where(F.col("report_time") >= F.lit(settings.since))
         not_passed = not_passed.where(F.col("report_time") >= F.lit(settings.since))
-    if len(ignored) == len(inputs.reports):
-        return
     counts = counts.cache()
     out.tables.update(
         conformance_matrix=conf.latest_matrix(counts),

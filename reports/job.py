@@ -16,6 +16,7 @@ from reports.comparison import DEFAULT_THRESHOLD_PCT
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from reports.inputs import Inputs
     from reports.projection import Projection
 
 
@@ -75,12 +76,18 @@ def run(args: argparse.Namespace) -> int:
         print("lochkit report: --regression-threshold must not be negative", file=sys.stderr)
         return 2
     try:
+        # Local inputs are found and checked before Spark starts (seconds): a bad one fails at once.
+        local = local_inputs(args.inputs)
+    except InputError as e:
+        print(f"lochkit report: {e}", file=sys.stderr)
+        return 2
+    try:
         spark = spark_session(args.master, driver_memory=args.driver_memory)
     except SparkUnavailable as e:
         print(f"lochkit report: {e}", file=sys.stderr)
         return 2
     try:
-        result = build_report(spark, args, projections, since)
+        result = build_report(spark, args, projections, since, local)
     except InputError as e:
         print(f"lochkit report: {e}", file=sys.stderr)
         return 2
@@ -119,27 +126,37 @@ def comparison_summary(runs_vs_baseline: DataFrame, threshold_pct: float) -> lis
     return [found, rule(threshold_pct)]
 
 
+def local_inputs(paths: list[str]) -> Inputs:
+    """The inputs under the local ones of ``paths``, checked without Spark; when every path is
+    local, an error if they hold nothing to report on."""
+    from reports.inputs import LocalFs, discover, is_local, require_some
+
+    inputs = discover(LocalFs(), [p for p in paths if is_local(p)])
+    if all(is_local(p) for p in paths):
+        require_some(inputs, paths)
+    return inputs
+
+
 def build_report(
     spark: SparkSession,
     args: argparse.Namespace,
     projections: list[Projection],
     since: datetime.datetime | None,
+    local: Inputs | None = None,
 ) -> ReportResult:
-    """Discover, compute, write the tables and the page."""
+    """Discover (the inputs that are not ``local``, already found), compute, write the tables and
+    the page."""
     from reports.assemble import assemble
     from reports.compute import Settings, compute
-    from reports.inputs import HadoopFs, InputError, discover
+    from reports.inputs import HadoopFs, discover, is_local, require_some
     from reports.page import render
     from reports.table_output import write_table
 
     started = time.monotonic()
     hfs = HadoopFs(spark)
-    inputs = discover(spark, list(args.inputs))
-    if not (inputs.runs or inputs.inventories or inputs.reports):
-        raise InputError(
-            f"No load run, inventory or conformance report under {', '.join(args.inputs)}; a run directory "
-            "holds run.json, an inventory inventory.json"
-        )
+    inputs = local if local is not None else local_inputs(args.inputs)
+    inputs.extend(discover(hfs, [p for p in args.inputs if not is_local(p)]))
+    require_some(inputs, args.inputs)
     settings = Settings(
         since=since, baseline=args.baseline, threshold_pct=args.regression_threshold, projections=projections
     )

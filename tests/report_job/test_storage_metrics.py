@@ -17,7 +17,7 @@ from persist_spi.versionstore.refs import branch
 from persist_spi.versionstore.store import VersionStore
 from report_job.test_inventory import SMALL_INDEX, make_repository
 from reports import storage_metrics as sm
-from reports.inputs import HadoopFs, discover
+from reports.inputs import HadoopFs, LocalFs, discover
 from reports.inventory import write_inventory
 from reports.loading import load_inventories
 from reports.projection import parse_projection
@@ -36,7 +36,7 @@ def inventory_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def loaded(spark: Any, inventory_dir: Path) -> tuple[Any, dict[str, Any]]:
-    inputs = discover(spark, [str(inventory_dir.parent)])
+    inputs = discover(LocalFs(), [str(inventory_dir.parent)])
     assert [f.name for f in inputs.inventories] == ["inv-a"]
     inventories, tables = load_inventories(spark, HadoopFs(spark), inputs.inventories)
     tables["commits"] = sm.with_landed(tables["commits"], tables["references"])
@@ -90,7 +90,7 @@ def test_the_projection_predicts_the_objects_of_the_same_repository_after_twice_
         adapter.close()  # type: ignore[attr-defined]
     measured = pq.read_table(tmp_path / "after-60" / "objects.parquet").num_rows
     inventories, tables = load_inventories(
-        spark, HadoopFs(spark), discover(spark, [str(tmp_path / "after-30")]).inventories
+        spark, HadoopFs(spark), discover(LocalFs(), [str(tmp_path / "after-30")]).inventories
     )
     commits = sm.with_landed(tables["commits"], tables["references"])
     additions = sm.commit_additions(
