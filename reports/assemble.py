@@ -24,7 +24,6 @@ PROJECTION_COLUMNS: Final = [
     "projection",
     "measured_commits",
     "measured_objects",
-    "measured_bytes",
     "fixed_objects",
     "objects_per_commit",
     "bytes_per_commit",
@@ -194,7 +193,7 @@ def _run_sections(computed: Computed, page: Page, shown: list[str]) -> None:
     throughput = _pandas(t["throughput"].where(chosen))
     cdf = _pandas(t["latency_cdf"].where(chosen))
     attempts = _pandas(t["attempts"].where(chosen))
-    runs = _pandas(t["runs"].where(chosen))
+    runs = _pandas(t["runs"].where(chosen).orderBy("started_at", "run_id"))
     for run in runs.itertuples():
         rid = run.run_id
         section = RunSection(

@@ -32,13 +32,20 @@ def rule(threshold_pct: float) -> str:
 
 
 def with_groups(summary: DataFrame) -> DataFrame:
-    """``summary`` with ``group``: 1, 2, 3... one number per distinct :data:`KEY`, in key order."""
+    """``summary`` with ``group``: 1, 2, 3... one number per distinct :data:`KEY`, numbered in the
+    order of each group's first run."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    first_run = F.min("started_at").over(Window.partitionBy(*KEY))
     # One partition: the summary has one row per run.
-    everything = Window.orderBy(*[F.col(c).asc_nulls_last() for c in KEY])
-    return summary.withColumn("group", F.dense_rank().over(everything))
+    everything = Window.orderBy(F.col("_first").asc_nulls_last(), *[F.col(c).asc_nulls_last() for c in KEY])
+    return (
+        summary.withColumn("_first", first_run)
+        .withColumn("group", F.dense_rank().over(everything))
+        .drop("_first")
+        .orderBy("started_at", "run_id")
+    )
 
 
 def _changes(

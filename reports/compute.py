@@ -101,6 +101,13 @@ def _storage(spark: SparkSession, hfs: HadoopFs, inputs: Inputs, settings: Setti
         index_spills=sm.index_spills(commits, inventories),
         growth=sm.growth(additions),
     )
+    for row in sm.unlinked_claims(objects, links).collect():  # one row per older inventory, if any
+        out.notes.append(
+            f"Inventory {row['inventory_id']} was taken by an older lochkit, which did not link content "
+            f"values to their content-id claims: its {row['unique_objects']:,} unique-id objects count as "
+            "fixed overhead instead of per commit. Take the inventory again (lochkit inventory) for "
+            "per-commit figures and a projection that include them."
+        )
     if settings.projections:
         out.tables["projection"] = sm.projection(
             spark, additions, objects, commits, inventories, settings.projections

@@ -123,6 +123,22 @@ def attributed_objects(objects: DataFrame, commits: DataFrame, links: DataFrame)
     )
 
 
+def unlinked_claims(objects: DataFrame, links: DataFrame) -> DataFrame:
+    """Per inventory that has unique-id objects but no ``content-id`` link at all (taken by a lochkit
+    whose inventory did not record them yet): how many unique-id objects it holds. There, the
+    content-id claims cannot be attributed and stay in the fixed overhead."""
+    from pyspark.sql import functions as F
+
+    linked = links.where(F.col("role") == "content-id").select("inventory_id").distinct()
+    return (
+        objects.where(F.col("obj_type") == "UNIQUE")
+        .groupBy("inventory_id")
+        .agg(F.count(F.lit(1)).alias("unique_objects"))
+        .join(linked, "inventory_id", "left_anti")
+        .orderBy("inventory_id")
+    )
+
+
 def commit_additions(attributed: DataFrame, commits: DataFrame) -> DataFrame:
     """Per commit and object type: objects and bytes that commit added."""
     from pyspark.sql import functions as F

@@ -79,7 +79,13 @@ def test_only_runs_of_the_same_group_are_compared(default_report: Report) -> Non
         assert runs[alone]["commits_per_s_change_pct"] is None
     assert (runs["a-generate"]["writers"], runs["a-generate"]["puts_per_commit"]) == (1, "1")
     assert (runs["b-asym"]["writers"], runs["b-asym"]["puts_per_commit"]) == (2, "1,10")
-    assert len({r["group"] for r in runs.values()}) == 3
+    # Numbered in the order of each group's first run.
+    assert [runs[r]["group"] for r in ("a-generate", "b-asym", "c-asym-slower", "d-asym-coordinated")] == [
+        1,
+        2,
+        2,
+        3,
+    ]
 
 
 def test_a_chosen_baseline_applies_to_its_own_group_only(

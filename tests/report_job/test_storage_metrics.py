@@ -239,6 +239,16 @@ def test_averages_per_commit_divide_by_the_landed_commits(spark: Any) -> None:
     assert sm.growth(additions).collect()[-1]["commit_number"] == 3
 
 
+def test_an_inventory_without_content_id_links_is_named(spark: Any) -> None:
+    objects = spark.createDataFrame(
+        [("old", "u1", "UNIQUE", 31), ("old", "u2", "UNIQUE", 31), ("new", "u3", "UNIQUE", 31)], OBJECTS
+    )
+    links = spark.createDataFrame([("new", "v3", "u3", "content-id")], LINKS)
+    assert [
+        (r["inventory_id"], r["unique_objects"]) for r in sm.unlinked_claims(objects, links).collect()
+    ] == [("old", 2)]
+
+
 def test_a_commit_that_is_nobodys_parent_and_no_head_lost_its_race(spark: Any) -> None:
     commits = spark.createDataFrame(
         [
