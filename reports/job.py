@@ -39,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", help="only inputs from this time on: ISO date/time or an age (7d, 12h)")
     parser.add_argument(
         "--baseline",
-        help="run id (directory name) the comparison is measured against (default: the earliest run)",
+        help="run id (directory name): the baseline of its group of like runs (default: each group's "
+        "earliest run); runs are only compared within a group",
     )
     parser.add_argument(
         "--regression-threshold",

@@ -118,6 +118,19 @@ def _whole_number_ticks(ax: Axes, axis: str) -> None:
     target.set_major_formatter(FuncFormatter(compact_number))
 
 
+def _log_ticks(ax: Axes, low: float, high: float) -> None:
+    """Plain labels on a log x axis (0.5, 1, 2, 10...), none on the minor ticks: left to itself,
+    matplotlib labels the minor ticks of a range within a decade as "4x10^-1", in another size."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    decades = math.log10(high / low) if low > 0 and high > low else 0.0
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 2 else (1.0,)))
+    ax.xaxis.set_major_formatter(FuncFormatter(compact_number))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def _sparse_ticks(ax: Axes, formatter: Callable[[float, object], str]) -> None:
     """At most five x ticks, written short: an axis half the page wide holds five labels like
     "600GB" with room between them (matplotlib's default would crowd in eight)."""
@@ -174,7 +187,7 @@ def latency_cdf_figure(cdf: pd.DataFrame, run_id: str) -> Figure:
                 **writer_style(i, len(workers), len(rows)),
             )
         ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(compact_number)
+        _log_ticks(ax, float(cdf["latency_ms"].min()), float(cdf["latency_ms"].max()))
         ax.set_xlabel("commit latency (ms, log scale)")
         ax.set_ylabel("commits at or below (%)")
         ax.set_ylim(0, 100)

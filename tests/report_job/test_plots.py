@@ -26,12 +26,16 @@ def _drawn_texts(fig: Figure) -> list[Text]:
         texts += [ax.title, ax.xaxis.label, ax.yaxis.label]
         for axis in (ax.xaxis, ax.yaxis):
             low, high = sorted(axis.get_view_interval())
-            slack = (high - low) * 1e-6
-            texts += [
-                label
-                for loc, label in zip(axis.get_majorticklocs(), axis.get_majorticklabels(), strict=False)
-                if low - slack <= loc <= high + slack
-            ]
+            slack = max(abs(low), abs(high)) * 1e-9
+            for locs, labels in (
+                (axis.get_majorticklocs(), axis.get_majorticklabels()),
+                (axis.get_minorticklocs(), axis.get_minorticklabels()),
+            ):
+                texts += [
+                    label
+                    for loc, label in zip(locs, labels, strict=False)
+                    if low - slack <= loc <= high + slack
+                ]
         legend = ax.get_legend()
         if legend is not None:
             texts += legend.get_texts()
@@ -181,6 +185,21 @@ FIGURES: dict[str, Callable[[], Figure]] = {
                 for g in range(1, 7)
             ]
         )
+    ),
+    # Within one decade: a log axis would label its minor ticks ("4x10^-1") in another size.
+    "latency CDF, narrow": lambda: plots.latency_cdf_figure(
+        pd.DataFrame(
+            [
+                {"worker": w, "quantile": q / 20, "latency_ms": 0.3 + 0.12 * q}
+                for w in ("a", "b")
+                for q in range(21)
+            ]
+        ),
+        "r",
+    ),
+    "latency CDF, wide": lambda: plots.latency_cdf_figure(
+        pd.DataFrame([{"worker": "a", "quantile": q / 20, "latency_ms": 0.05 * 2.0**q} for q in range(21)]),
+        "r",
     ),
     "timeline": lambda: plots.throughput_timeline_figure(
         _throughput(3600.0, [f"user-{i}" for i in range(8)], windows=3600, rate=12_000.0), "r"
