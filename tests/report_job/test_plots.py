@@ -17,13 +17,20 @@ from reports import plots
 
 
 def _drawn_texts(fig: Figure) -> list[Text]:
-    """Every text the figure shows: titles, axis labels, legend entries, and the tick labels of the
-    ticks inside each axis's view (the figure is drawn first, as the page's SVG is)."""
+    """Every text the figure shows: titles, axis labels and their offsets ("1e7"), legend entries,
+    and the tick labels of the ticks inside each axis's view (the figure is drawn first, as the
+    page's SVG is)."""
     with plots.style():
         FigureCanvasAgg(fig).draw()
     texts: list[Text] = []
     for ax in fig.axes:
-        texts += [ax.title, ax.xaxis.label, ax.yaxis.label]
+        texts += [
+            ax.title,
+            ax.xaxis.label,
+            ax.yaxis.label,
+            ax.xaxis.get_offset_text(),
+            ax.yaxis.get_offset_text(),
+        ]
         for axis in (ax.xaxis, ax.yaxis):
             low, high = sorted(axis.get_view_interval())
             slack = max(abs(low), abs(high)) * 1e-9
@@ -215,3 +222,14 @@ def test_no_text_of_a_figure_overlaps_another(name: str) -> None:
 def test_every_figure_text_has_the_same_size() -> None:
     sizes = {t.get_fontsize() for make in FIGURES.values() for t in _drawn_texts(make())}
     assert sizes == {plots.FONT_PT}
+
+
+def test_the_growth_legend_covers_no_plot() -> None:
+    fig = FIGURES["growth"]()
+    _drawn_texts(fig)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+    assert len(legends) == 1
+    legend_box = legends[0].get_window_extent(renderer)
+    for ax in fig.axes:
+        assert not legend_box.overlaps(ax.get_window_extent(renderer))
