@@ -344,6 +344,16 @@ def _json(fs: FileSystem, uri: str) -> Any:
         raise ValueError(f"not valid JSON ({e.msg}, line {e.lineno})") from None
 
 
+def _schema_version(fs: FileSystem, directory: str, name: str, what: str, remedy: str) -> object:
+    """``schema_version`` of the JSON document ``name`` in ``directory`` (None when it has none);
+    an :class:`InputError` naming ``what`` and the ``remedy`` when it is no JSON."""
+    try:
+        doc = _json(fs, f"{directory}/{name}")
+    except ValueError as e:
+        raise InputError(f"{what}: {name} is {e}; {remedy}") from None
+    return doc.get("schema_version") if isinstance(doc, dict) else None
+
+
 def report_problem(fs: FileSystem, uri: str) -> str | None:
     """Why the JSON file at ``uri`` is no conformance report, or None when it is one."""
     try:
@@ -362,11 +372,7 @@ def report_problem(fs: FileSystem, uri: str) -> str | None:
 
 def check_run(fs: FileSystem, run: str) -> None:
     """The run directory's run.json and events.parquet are versions this job reads."""
-    try:
-        doc = _json(fs, f"{run}/{RUN_JSON}")
-    except ValueError as e:
-        raise InputError(f"Run {run}: {RUN_JSON} is {e}; the run directory is damaged") from None
-    version = doc.get("schema_version") if isinstance(doc, dict) else None
+    version = _schema_version(fs, run, RUN_JSON, f"Run {run}", "the run directory is damaged")
     if version not in RUN_FORMAT_VERSIONS:
         raise InputError(
             f"Run {run}: run.json has schema_version {version!r}, this lochkit reads "
@@ -390,13 +396,9 @@ def check_run(fs: FileSystem, run: str) -> None:
 
 def check_inventory(fs: FileSystem, inventory: str) -> None:
     """The inventory's inventory.json is a version this job reads, and its tables are there."""
-    try:
-        doc = _json(fs, f"{inventory}/{INVENTORY_JSON}")
-    except ValueError as e:
-        raise InputError(
-            f"Inventory {inventory}: {INVENTORY_JSON} is {e}; run `lochkit inventory` again"
-        ) from None
-    version = doc.get("schema_version") if isinstance(doc, dict) else None
+    version = _schema_version(
+        fs, inventory, INVENTORY_JSON, f"Inventory {inventory}", "run `lochkit inventory` again"
+    )
     if version not in INVENTORY_VERSIONS:
         raise InputError(
             f"Inventory {inventory}: inventory.json has schema_version {version!r}, this lochkit "

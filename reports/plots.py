@@ -140,6 +140,13 @@ def _sparse_ticks(ax: Axes, formatter: Callable[[float, object], str]) -> None:
     ax.xaxis.set_major_formatter(FuncFormatter(formatter))
 
 
+def _per_writer(frame: pd.DataFrame, column: str = "worker") -> Iterator[tuple[int, int, str, pd.DataFrame]]:
+    """Index, count, name and rows of each writer (or inventory) in name order."""
+    names = sorted(frame[column].unique())
+    for i, name in enumerate(names):
+        yield i, len(names), str(name), frame[frame[column] == name]
+
+
 def _legend(ax: Axes, writers: int) -> None:
     if writers > 1:
         ax.legend(ncols=min(writers, 4), loc="best")
@@ -150,14 +157,12 @@ def throughput_timeline_figure(throughput: pd.DataFrame, run_id: str) -> Figure:
     ``window_s``, ``commits_per_s``); the time axis spans the run, however short."""
     with style():
         fig, (ax,) = _figure(FULL_WIDTH_IN)
-        workers = sorted(throughput["worker"].unique())
         end = float((throughput["start_s"] + throughput["window_s"]).max())
-        for i, worker in enumerate(workers):
-            rows = throughput[throughput["worker"] == worker].sort_values("start_s")
+        for i, writers, worker, rows in _per_writer(throughput.sort_values("start_s")):
             # Steps over each window, closed at the end of the last one.
             x = [*rows["start_s"], float(rows["start_s"].iloc[-1] + rows["window_s"].iloc[-1])]
             y = [*rows["commits_per_s"], float(rows["commits_per_s"].iloc[-1])]
-            ax.plot(x, y, label=str(worker), drawstyle="steps-post", **writer_style(i, len(workers), len(x)))
+            ax.plot(x, y, label=worker, drawstyle="steps-post", **writer_style(i, writers, len(x)))
         ax.set_xlim(0, end)
         ax.set_xlabel("time since run start (s)")
         ax.set_ylabel("commits / s")
@@ -165,7 +170,7 @@ def throughput_timeline_figure(throughput: pd.DataFrame, run_id: str) -> Figure:
         ax.set_ylim(bottom=0)
         ax.yaxis.set_major_formatter(compact_number)
         ax.grid(alpha=0.3)
-        _legend(ax, len(workers))
+        _legend(ax, throughput["worker"].nunique())
     return fig
 
 
@@ -177,14 +182,12 @@ def latency_cdf_figure(cdf: pd.DataFrame, run_id: str) -> Figure:
     """Cumulative distribution of successful commit latency per writer (log-scaled time axis)."""
     with style():
         fig, (ax,) = _figure(HALF_WIDTH_IN)
-        workers = sorted(cdf["worker"].unique())
-        for i, worker in enumerate(workers):
-            rows = cdf[cdf["worker"] == worker]
+        for i, writers, worker, rows in _per_writer(cdf):
             ax.plot(
                 rows["latency_ms"],
                 rows["quantile"] * 100,
-                label=str(worker),
-                **writer_style(i, len(workers), len(rows)),
+                label=worker,
+                **writer_style(i, writers, len(rows)),
             )
         ax.set_xscale("log")
         _log_ticks(ax, float(cdf["latency_ms"].min()), float(cdf["latency_ms"].max()))
@@ -193,7 +196,7 @@ def latency_cdf_figure(cdf: pd.DataFrame, run_id: str) -> Figure:
         ax.set_ylim(0, 100)
         ax.set_title(f"{run_id}: commit latency CDF")
         ax.grid(alpha=0.3, which="both")
-        _legend(ax, len(workers))
+        _legend(ax, cdf["worker"].nunique())
     return fig
 
 
@@ -205,15 +208,14 @@ def attempts_histogram_figure(hist: pd.DataFrame, run_id: str) -> Figure:
     """Commit events per number of attempts, one bar group per writer; whole-number ticks."""
     with style():
         fig, (ax,) = _figure(HALF_WIDTH_IN)
-        workers = sorted(hist["worker"].unique())
-        width = 0.8 / max(len(workers), 1)
-        for i, worker in enumerate(workers):
-            rows = hist[hist["worker"] == worker]
+        writers = hist["worker"].nunique()
+        width = 0.8 / max(writers, 1)
+        for i, _, worker, rows in _per_writer(hist):
             ax.bar(
                 rows["attempts"] + i * width - 0.4 + width / 2,
                 rows["commit_events"],
                 width=width,
-                label=str(worker),
+                label=worker,
                 color=f"C{i % 10}",
                 hatch=_HATCHES[i % len(_HATCHES)],
                 edgecolor="white",
@@ -232,7 +234,7 @@ def attempts_histogram_figure(hist: pd.DataFrame, run_id: str) -> Figure:
         ax.set_ylabel("commits (count)")
         ax.set_title(f"{run_id}: attempts per commit")
         ax.grid(alpha=0.3, axis="y")
-        _legend(ax, len(workers))
+        _legend(ax, writers)
     return fig
 
 
@@ -270,11 +272,9 @@ def storage_growth_figure(growth: pd.DataFrame) -> Figure:
     """Bytes and objects the commits needed so far, per inventory, over landed commits."""
     with style():
         fig, (size, count) = _figure(FULL_WIDTH_IN, cols=2)
-        inventories = sorted(growth["inventory_id"].unique())
-        for i, inventory in enumerate(inventories):
-            rows = growth[growth["inventory_id"] == inventory]
-            line = writer_style(i, len(inventories), len(rows))
-            size.plot(rows["commit_number"], rows["bytes"], label=str(inventory), **line)
+        for i, inventories, inventory, rows in _per_writer(growth, "inventory_id"):
+            line = writer_style(i, inventories, len(rows))
+            size.plot(rows["commit_number"], rows["bytes"], label=inventory, **line)
             count.plot(rows["commit_number"], rows["objects"], **line)
         size.set_ylabel("stored bytes")
         size.yaxis.set_major_formatter(compact_bytes)
@@ -285,8 +285,9 @@ def storage_growth_figure(growth: pd.DataFrame) -> Figure:
             _sparse_ticks(ax, compact_number)
             ax.grid(alpha=0.3)
             ax.set_ylim(bottom=0)
-        if len(inventories) > 1:  # below both plots: it never covers a line or a label
-            fig.legend(loc="outside lower center", ncols=min(len(inventories), 3))
+        inventories = growth["inventory_id"].nunique()
+        if inventories > 1:  # below both plots: it never covers a line or a label
+            fig.legend(loc="outside lower center", ncols=min(inventories, 3))
     return fig
 
 
