@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from lochkit import snippets
 
@@ -119,6 +119,13 @@ def reduced(report: dict[str, Any]) -> dict[str, Any]:
     return small
 
 
+def is_report(doc: object) -> TypeGuard[dict[str, Any]]:
+    """Whether parsed JSON has a conformance report's shape: {backend: {areas: {...}}}."""
+    return isinstance(doc, dict) and all(
+        isinstance(data, dict) and isinstance(data.get("areas"), dict) for data in doc.values()
+    )
+
+
 def load(path: Path) -> dict[str, Any]:
     """The report in ``path``, or a :class:`ReportError` saying why it is not one."""
     try:
@@ -127,9 +134,7 @@ def load(path: Path) -> dict[str, Any]:
         raise ReportError(f"cannot read {path}: {e.strerror or e}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ReportError(f"{path} is not JSON ({e}); pass the file written by --lochkit-report") from None
-    if isinstance(report, dict) and all(
-        isinstance(data, dict) and isinstance(data.get("areas"), dict) for data in report.values()
-    ):
+    if is_report(report):
         return report
     raise ReportError(
         f"{path} is JSON but not a conformance report (expected {{backend: {{areas: ...}}}}); pass "

@@ -7,6 +7,7 @@ import datetime
 from typing import TYPE_CHECKING, Final
 
 from reports import plots
+from reports.comparison import KEY, rule
 from reports.compute import Computed
 from reports.page import Page, RunSection, html_table, matrix_table
 
@@ -16,20 +17,42 @@ if TYPE_CHECKING:
 
 #: Runs given a section of their own (the most recent ones); every run stays in the tables.
 MAX_RUN_SECTIONS: Final = 20
+#: The projection on the page (the rate and retention are in its label; the table has them all).
+PROJECTION_COLUMNS: Final = [
+    "inventory_id",
+    "backend",
+    "projection",
+    "measured_commits",
+    "measured_objects",
+    "fixed_objects",
+    "objects_per_commit",
+    "bytes_per_commit",
+    "projected_commits",
+    "projected_objects",
+    "projected_bytes",
+]
 #: Points per growth line in the figure (the table keeps every commit).
 GROWTH_POINTS: Final = 400
 
-RUN_COLUMNS: Final = [
+#: The runs, in two tables that each fit a page: what ran, and how it went.
+RUN_SETUP_COLUMNS: Final = [
     "run_id",
+    "group",
     "backend",
+    "target",
     "scenario",
     "policy",
+    "writers",
+    "puts_per_commit",
     "lochkit_version",
     "started_at",
     "status",
     "duration_s",
     "events",
-    "writers",
+]
+RUN_RESULT_COLUMNS: Final = [
+    "run_id",
+    "group",
     "commits",
     "commits_per_s",
     "p50_ms",
@@ -40,6 +63,30 @@ RUN_COLUMNS: Final = [
     "errors",
     "jain_index",
     "starved_writers",
+    "commits_per_s_change_pct",
+    "p99_change_pct",
+]
+GROUP_COLUMNS: Final = [
+    "group",
+    *KEY,
+    "runs",
+    "baseline_run",
+    "regressions",
+]
+COMPARISON_COLUMNS: Final = [
+    "group",
+    "lochkit_version",
+    "runs",
+    "commits",
+    "commits_per_s",
+    "p50_ms",
+    "p99_ms",
+    "conflicts",
+    "retry_timeouts",
+    "worst_jain_index",
+    "starved_writers",
+    "commits_per_s_change_pct",
+    "p99_change_pct",
 ]
 WRITER_COLUMNS: Final = [
     "worker",
@@ -98,11 +145,9 @@ def assemble(computed: Computed, title: str, inputs_text: str, table_names: list
     if "runs" in t:
         runs = _pandas(t["runs_vs_baseline"])
         if len(runs):
-            baseline = runs["baseline_run"].iloc[0]
-            page.baseline = f"run {baseline}"
-            page.runs_table = html_table(
-                runs, [*RUN_COLUMNS, "commits_per_s_change_pct", "p99_change_pct"], flag="regression"
-            )
+            page.runs_setup_table = html_table(runs, RUN_SETUP_COLUMNS)
+            page.runs_results_table = html_table(runs, RUN_RESULT_COLUMNS, flag="regression")
+            page.comparison_rule = rule(computed.threshold_pct)
             shown = runs.sort_values("started_at", ascending=False).head(MAX_RUN_SECTIONS)["run_id"].tolist()
             if len(runs) > MAX_RUN_SECTIONS:
                 page.notes.append(
@@ -110,8 +155,9 @@ def assemble(computed: Computed, title: str, inputs_text: str, table_names: list
                     "every run is in the tables."
                 )
             _run_sections(computed, page, sorted(shown))
+            page.groups_table = html_table(_pandas(t["comparison_groups"]), GROUP_COLUMNS)
             comparison = _pandas(t["comparison"])
-            page.comparison_table = html_table(comparison, flag="regression")
+            page.comparison_table = html_table(comparison, COMPARISON_COLUMNS, flag="regression")
             page.comparison_figure = plots.comparison_bars(comparison)
     if "objects_by_type" in t:
         page.storage_tables["Commits"] = html_table(_pandas(t["commit_summary"]))
@@ -123,7 +169,7 @@ def assemble(computed: Computed, title: str, inputs_text: str, table_names: list
             page.storage_figures.append(plots.storage_growth(growth))
         if "projection" in t:
             projection = _pandas(t["projection"])
-            page.storage_tables["Projection"] = html_table(projection)
+            page.storage_tables["Projection"] = html_table(projection, PROJECTION_COLUMNS)
             if len(projection):
                 page.storage_figures.append(plots.projection_bars(projection))
     if "conformance_matrix" in t:
@@ -147,12 +193,15 @@ def _run_sections(computed: Computed, page: Page, shown: list[str]) -> None:
     throughput = _pandas(t["throughput"].where(chosen))
     cdf = _pandas(t["latency_cdf"].where(chosen))
     attempts = _pandas(t["attempts"].where(chosen))
-    runs = _pandas(t["runs"].where(chosen))
+    runs = _pandas(t["runs"].where(chosen).orderBy("started_at", "run_id"))
     for run in runs.itertuples():
         rid = run.run_id
         section = RunSection(
             run_id=rid,
-            title=f"{rid}: {run.backend}, {run.scenario}, policy {run.policy}, lochkit {run.lochkit_version}",
+            title=(
+                f"{rid}: {run.backend}, {run.scenario}, policy {run.policy}, lochkit {run.lochkit_version} "
+                f"(group {run.group})"
+            ),
             writers_table=html_table(writers[writers["run_id"] == rid], WRITER_COLUMNS, flag="starved"),
         )
         tp = throughput[throughput["run_id"] == rid]

@@ -32,12 +32,14 @@ class Computed:
     tables: dict[str, DataFrame] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     ignored_reports: list[str] = field(default_factory=list)
+    #: The regression threshold the comparison used (the page states its rule).
+    threshold_pct: float = cmp.DEFAULT_THRESHOLD_PCT
     #: Seconds spent writing each table (and the page), for --verbose and the benchmark.
     timings: dict[str, float] = field(default_factory=dict)
 
 
 def compute(spark: SparkSession, inputs: Inputs, settings: Settings) -> Computed:
-    out = Computed()
+    out = Computed(threshold_pct=settings.threshold_pct, ignored_reports=[f.name for f in inputs.ignored])
     hfs = HadoopFs(spark)
     if inputs.runs:
         _runs(spark, hfs, inputs, settings, out)
@@ -57,7 +59,12 @@ def _runs(spark: SparkSession, hfs: HadoopFs, inputs: Inputs, settings: Settings
         events = events.join(runs.select("run_id"), "run_id", "left_semi")
     bounds = rm.run_bounds(events).cache()
     writers = rm.writers(events, bounds).cache()
-    summary = rm.runs_summary(runs, events, bounds, writers).cache()
+    summary = cmp.with_groups(rm.runs_summary(runs, events, bounds, writers)).cache()
+    if settings.baseline is not None and summary.where(F.col("run_id") == settings.baseline).isEmpty():
+        raise InputError(
+            f"--baseline {settings.baseline} is not among the runs; give a run id (its directory name) "
+            "from the runs table"
+        )
     out.tables.update(
         runs=summary,
         writers=writers,
@@ -66,16 +73,10 @@ def _runs(spark: SparkSession, hfs: HadoopFs, inputs: Inputs, settings: Settings
         latency_cdf=rm.latency_cdf(events),
         attempts=rm.attempts_histogram(events),
     )
-    baseline = cmp.pick_baseline(summary, settings.baseline)
-    if settings.baseline is not None and baseline.isEmpty():
-        raise InputError(
-            f"--baseline {settings.baseline} is not among the runs; give a run id (its directory name) "
-            "from the runs table"
-        )
-    out.tables["runs_vs_baseline"] = cmp.against_baseline(summary, baseline, settings.threshold_pct)
-    out.tables["comparison"] = cmp.against_baseline(
-        cmp.comparison(summary, events, runs), baseline, settings.threshold_pct
-    ).orderBy(*cmp.GROUP)
+    vs_baseline = cmp.against_baseline(summary, settings.baseline, settings.threshold_pct)
+    out.tables["runs_vs_baseline"] = vs_baseline
+    out.tables["comparison_groups"] = cmp.groups(vs_baseline)
+    out.tables["comparison"] = cmp.comparison(vs_baseline, events, settings.threshold_pct)
 
 
 def _storage(spark: SparkSession, hfs: HadoopFs, inputs: Inputs, settings: Settings, out: Computed) -> None:
@@ -100,6 +101,13 @@ def _storage(spark: SparkSession, hfs: HadoopFs, inputs: Inputs, settings: Setti
         index_spills=sm.index_spills(commits, inventories),
         growth=sm.growth(additions),
     )
+    for row in sm.unlinked_claims(objects, links).collect():  # one row per older inventory, if any
+        out.notes.append(
+            f"Inventory {row['inventory_id']} was taken by an older lochkit, which did not link content "
+            f"values to their content-id claims: its {row['unique_objects']:,} unique-id objects count as "
+            "fixed overhead instead of per commit. Take the inventory again (lochkit inventory) for "
+            "per-commit figures and a projection that include them."
+        )
     if settings.projections:
         out.tables["projection"] = sm.projection(
             spark, additions, objects, commits, inventories, settings.projections
@@ -109,13 +117,10 @@ def _storage(spark: SparkSession, hfs: HadoopFs, inputs: Inputs, settings: Setti
 def _conformance(spark: SparkSession, inputs: Inputs, settings: Settings, out: Computed) -> None:
     from pyspark.sql import functions as F
 
-    counts, not_passed, ignored = load_conformance(spark, inputs.reports)
-    out.ignored_reports = ignored
+    counts, not_passed = load_conformance(spark, HadoopFs(spark), inputs.reports)
     if settings.since is not None:
         counts = counts.where(F.col("report_time") >= F.lit(settings.since))
         not_passed = not_passed.where(F.col("report_time") >= F.lit(settings.since))
-    if len(ignored) == len(inputs.reports):
-        return
     counts = counts.cache()
     out.tables.update(
         conformance_matrix=conf.latest_matrix(counts),

@@ -8,14 +8,15 @@ import datetime
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reports.comparison import DEFAULT_THRESHOLD_PCT
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
+    from reports.inputs import Inputs
     from reports.projection import Projection
 
 
@@ -41,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", help="only inputs from this time on: ISO date/time or an age (7d, 12h)")
     parser.add_argument(
         "--baseline",
-        help="run id (directory name) the comparison is measured against (default: the earliest run)",
+        help="run id (directory name): the baseline of its group of like runs (default: each group's "
+        "earliest run); runs are only compared within a group",
     )
     parser.add_argument(
         "--regression-threshold",
@@ -78,12 +80,18 @@ def run(args: argparse.Namespace) -> int:
         print("lochkit report: --regression-threshold must not be negative", file=sys.stderr)
         return 2
     try:
+        # Local inputs are found and checked before Spark starts (seconds): a bad one fails at once.
+        local = local_inputs(args.inputs)
+    except InputError as e:
+        print(f"lochkit report: {e}", file=sys.stderr)
+        return 2
+    try:
         spark = spark_session(args.master, driver_memory=args.driver_memory)
     except SparkUnavailable as e:
         print(f"lochkit report: {e}", file=sys.stderr)
         return 2
     try:
-        result = build_report(spark, args, projections, since)
+        result = build_report(spark, args, projections, since, local)
     except InputError as e:
         print(f"lochkit report: {e}", file=sys.stderr)
         return 2
@@ -100,12 +108,37 @@ class ReportResult:
     tables: list[str]
     timings: dict[str, float]
     seconds: float
+    #: What the comparison across runs found, and its rule (empty without runs).
+    comparison: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
-        return (
+        written = (
             f"report written to {self.out}/report.html ({len(self.tables)} tables in {self.out}/tables, "
             f"Parquet and CSV; {self.seconds:.1f} s)"
         )
+        return "\n".join([written, *self.comparison])
+
+
+def comparison_summary(runs_vs_baseline: DataFrame, threshold_pct: float) -> list[str]:
+    """The comparison in two lines: runs, groups and regressions found, then the rule."""
+    from reports.comparison import rule
+
+    rows = runs_vs_baseline.select("run_id", "group", "regression").collect()
+    regressed = sorted(r["run_id"] for r in rows if r["regression"])
+    found = f"{len(rows)} run(s) in {len({r['group'] for r in rows})} group(s) of like runs; "
+    found += f"{len(regressed)} regression(s)" + (f": {', '.join(regressed)}" if regressed else "")
+    return [found, rule(threshold_pct)]
+
+
+def local_inputs(paths: list[str]) -> Inputs:
+    """The inputs under the local ones of ``paths``, checked without Spark; when every path is
+    local, an error if they hold nothing to report on."""
+    from reports.inputs import LocalFs, discover, is_local, require_some
+
+    inputs = discover(LocalFs(), [p for p in paths if is_local(p)])
+    if all(is_local(p) for p in paths):
+        require_some(inputs, paths)
+    return inputs
 
 
 def build_report(
@@ -113,22 +146,21 @@ def build_report(
     args: argparse.Namespace,
     projections: list[Projection],
     since: datetime.datetime | None,
+    local: Inputs | None = None,
 ) -> ReportResult:
-    """Discover, compute, write the tables and the page."""
+    """Discover (the inputs that are not ``local``, already found), compute, write the tables and
+    the page."""
     from reports.assemble import assemble
     from reports.compute import Settings, compute
-    from reports.inputs import HadoopFs, InputError, discover
+    from reports.inputs import HadoopFs, discover, is_local, require_some
     from reports.page import render
     from reports.table_output import write_table
 
     started = time.monotonic()
     hfs = HadoopFs(spark)
-    inputs = discover(spark, list(args.inputs))
-    if not (inputs.runs or inputs.inventories or inputs.reports):
-        raise InputError(
-            f"No load run, inventory or conformance report under {', '.join(args.inputs)}; a run directory "
-            "holds run.json, an inventory inventory.json"
-        )
+    inputs = local if local is not None else local_inputs(args.inputs)
+    inputs.extend(discover(hfs, [p for p in args.inputs if not is_local(p)]))
+    require_some(inputs, args.inputs)
     settings = Settings(
         since=since, baseline=args.baseline, threshold_pct=args.regression_threshold, projections=projections
     )
@@ -143,7 +175,12 @@ def build_report(
     page = assemble(computed, args.title, inputs.describe(), list(computed.tables))
     computed.timings["page"] = time.monotonic() - step
     hfs.write_text(f"{out}/report.html", render(page))
-    return ReportResult(out, list(computed.tables), computed.timings, time.monotonic() - started)
+    comparison = (
+        comparison_summary(computed.tables["runs_vs_baseline"], settings.threshold_pct)
+        if "runs_vs_baseline" in computed.tables
+        else []
+    )
+    return ReportResult(out, list(computed.tables), computed.timings, time.monotonic() - started, comparison)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

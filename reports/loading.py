@@ -1,9 +1,9 @@
-"""Loading the inputs into DataFrames, checking each format's schema version first.
+"""Loading the inputs into DataFrames. Each input was checked when it was found (format versions,
+files present: :mod:`reports.inputs`), so loading only reads.
 
-Runs: ``run.json`` (run-directory format, ``schema_version``) and ``events.parquet`` (event schema,
-version in the Parquet footer under ``lochkit.events.schema_version``); see docs/run-format.md.
-Inventories: ``inventory.json`` and its tables (docs/reports.md). Conformance reports: the JSON
-``--lochkit-report`` writes (backend -> provisioning and per-area counts).
+Runs: ``run.json`` (run-directory format) and ``events.parquet`` (event schema); see
+docs/run-format.md. Inventories: ``inventory.json`` and its tables (docs/reports.md). Conformance
+reports: the JSON ``--lochkit-report`` writes (backend -> provisioning and per-area counts).
 """
 
 from __future__ import annotations
@@ -13,17 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from reports.inputs import EVENTS, INVENTORY_JSON, RUN_JSON, Found, HadoopFs, InputError
+from reports.inputs import EVENTS, INVENTORY_JSON, INVENTORY_TABLES, RUN_JSON, Found, HadoopFs
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
-
-#: Versions this job reads.
-RUN_FORMAT_VERSIONS: Final = (1,)
-EVENT_SCHEMA_VERSIONS: Final = ("1",)
-INVENTORY_VERSIONS: Final = (1,)
-EVENTS_VERSION_KEY: Final = "lochkit.events.schema_version"
-INVENTORY_TABLES: Final = ("objects", "references", "commits", "links")
 
 RUN_JSON_SCHEMA: Final = """
     schema_version INT, lochkit_version STRING, command STRING, command_line ARRAY<STRING>,
@@ -113,37 +106,16 @@ def load_runs(spark: SparkSession, hfs: HadoopFs, runs: list[Found]) -> tuple[Da
     )
     mapping = _tagged(spark, {uri: ident for ident, uri in run_json.items()}, "run_id")
     meta = meta.join(F.broadcast(mapping), "file_path").drop("file_path")
-    # One row per run: checking versions needs them on the driver, and a run list is small.
-    versions = {r["run_id"]: r["schema_version"] for r in meta.select("run_id", "schema_version").collect()}
-    for ident, f in zip(ids, runs, strict=True):
-        version = versions.get(ident)
-        if version not in RUN_FORMAT_VERSIONS:
-            raise InputError(
-                f"Run {f.uri}: run.json has schema_version {version!r}, this lochkit reads "
-                f"{', '.join(map(str, RUN_FORMAT_VERSIONS))}. Use the lochkit version that wrote the run "
-                "(its lochkit_version field says which), or upgrade lochkit"
-            )
-    events: dict[str, str] = {}
-    for ident, f in zip(ids, runs, strict=True):
-        uri = hfs.qualified(f"{f.uri}/{EVENTS}")
-        if hfs.status(uri) is None:
-            raise InputError(f"Run {f.uri} has no {EVENTS}; it was not written by a load command")
-        version = hfs.parquet_metadata(uri).get(EVENTS_VERSION_KEY)
-        if version not in EVENT_SCHEMA_VERSIONS:
-            raise InputError(
-                f"Run {f.uri}: {EVENTS} has event schema version {version!r} "
-                f"({EVENTS_VERSION_KEY} in its Parquet metadata), this lochkit reads "
-                f"{', '.join(EVENT_SCHEMA_VERSIONS)}; upgrade lochkit"
-            )
-        events[ident] = uri
+    events = {ident: hfs.qualified(f"{f.uri}/{EVENTS}") for ident, f in zip(ids, runs, strict=True)}
     runs_df = meta.select(
         "run_id",
         F.coalesce(F.col("target.backend"), F.lit("unknown")).alias("backend"),
+        # lochkit in-process or a Nessie server (REST): the same backend measures differently.
+        F.coalesce(F.col("target.kind"), F.lit("unknown")).alias("target"),
         F.coalesce(F.col("parameters")["scenario"], F.col("command"), F.lit("unknown")).alias("scenario"),
         F.coalesce(F.col("parameters")["policy"], F.lit("nessie")).alias("policy"),
         F.coalesce(F.col("lochkit_version"), F.lit("unknown")).alias("lochkit_version"),
         "command",
-        F.col("target.kind").alias("target_kind"),
         F.col("target.server_version").alias("server_version"),
         F.col("target.provisioning").alias("provisioning"),
         "seed",
@@ -183,17 +155,6 @@ def load_inventories(
     )
     mapping = _tagged(spark, {uri: ident for ident, uri in docs.items()}, "inventory_id")
     meta = meta.join(F.broadcast(mapping), "file_path").drop("file_path")
-    versions = {
-        r["inventory_id"]: r["schema_version"]
-        for r in meta.select("inventory_id", "schema_version").collect()
-    }
-    for ident, f in zip(ids, inventories, strict=True):
-        if versions.get(ident) not in INVENTORY_VERSIONS:
-            raise InputError(
-                f"Inventory {f.uri}: inventory.json has schema_version {versions.get(ident)!r}, this lochkit "
-                f"reads {', '.join(map(str, INVENTORY_VERSIONS))}; run `lochkit inventory` again with "
-                "this version, or upgrade lochkit"
-            )
     tables = {}
     for table in INVENTORY_TABLES:
         files = {
@@ -212,14 +173,13 @@ def load_inventories(
     return inventories_df, tables
 
 
-def load_conformance(spark: SparkSession, reports: list[Found]) -> tuple[DataFrame, DataFrame, list[str]]:
-    """Per (report, backend, area) counts and per-test not-passed rows; also the candidate files that
-    were not conformance reports (returned so the page can list them)."""
+def load_conformance(spark: SparkSession, hfs: HadoopFs, reports: list[Found]) -> tuple[DataFrame, DataFrame]:
+    """Per (report, backend, area) counts and per-test not-passed rows."""
     from pyspark.sql import functions as F
 
     ids = unique_ids(reports)
-    files = {f.uri: (ident, f.modified) for ident, f in zip(ids, reports, strict=True)}
-    raw = spark.read.text([f.uri for f in reports], wholetext=True)
+    files = {hfs.qualified(f.uri): (ident, f.modified) for ident, f in zip(ids, reports, strict=True)}
+    raw = spark.read.text(list(files), wholetext=True)
     raw = raw.withColumn("file_path", spark_file_path())
     mapping = literal_table(
         spark,
@@ -249,9 +209,7 @@ def load_conformance(spark: SparkSession, reports: list[Found]) -> tuple[DataFra
     not_passed = valid.select(
         "report_id", "report_time", "backend", "area", F.explode("a.not_passed").alias("test_id", "t")
     ).select("report_id", "report_time", "backend", "area", "test_id", "t.outcome", "t.reason")
-    kept = {r["report_id"] for r in counts.select("report_id").distinct().collect()}
-    ignored = [ident for ident, _ in files.values() if ident not in kept]
-    return counts, not_passed, ignored
+    return counts, not_passed
 
 
 def literal_table(spark: SparkSession, rows: list[tuple[object, ...]], schema: str) -> DataFrame:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 #: Column name -> header shown on the page (with its unit).
 HEADERS: Final = {
     "run_id": "run",
+    "puts_per_commit": "puts/commit",
     "lochkit_version": "lochkit",
     "started_at": "started (UTC)",
     "duration_s": "duration (s)",
@@ -27,7 +28,6 @@ HEADERS: Final = {
     "retry_timeouts": "retry timeouts",
     "attempts_mean": "attempts mean",
     "attempts_max": "attempts max",
-    "puts_per_commit": "puts/commit",
     "jain_index": "Jain's index",
     "worst_jain_index": "worst Jain's index",
     "starved_writers": "starved writers",
@@ -50,6 +50,10 @@ HEADERS: Final = {
     "projected_commits": "projected commits",
     "projected_objects": "projected objects",
     "projected_bytes": "projected bytes",
+    "measured_objects": "measured objects",
+    "measured_bytes": "measured bytes",
+    "fixed_objects": "fixed objects",
+    "fixed_bytes": "fixed bytes",
     "inventory_id": "inventory",
     "internal_commits": "internal commits",
     "lost_race_commits": "lost-race commits",
@@ -62,7 +66,7 @@ HEADERS: Final = {
 }
 
 _PERCENT_COLUMNS: Final = ("share",)
-_BYTE_COLUMNS: Final = ("projected_bytes",)
+_BYTE_COLUMNS: Final = ("projected_bytes", "measured_bytes", "fixed_bytes")
 
 
 def human_bytes(value: float) -> str:
@@ -99,8 +103,9 @@ def _numeric(value: Any) -> bool:
 
 
 def html_table(frame: pd.DataFrame, columns: list[str] | None = None, flag: str | None = None) -> str:
-    """An HTML table of ``frame``; rows where boolean column ``flag`` is true get the ``flagged``
-    class (drawn in red, and marked with a sign that survives black-and-white printing)."""
+    """An HTML table of ``frame``; rows where boolean column ``flag`` is true get that column's name
+    as class (``regression``, ``starved``: each drawn in its own colour, and marked with its own
+    sign, which survives black-and-white printing)."""
     columns = columns or [c for c in frame.columns if c != flag]
     head = "".join(f"<th>{html.escape(HEADERS.get(c, c.replace('_', ' ')))}</th>" for c in columns)
     rows = []
@@ -111,7 +116,7 @@ def html_table(frame: pd.DataFrame, columns: list[str] | None = None, flag: str 
             f"{html.escape(format_value(c, record[c]))}</td>"
             for c in columns
         )
-        marker = ' class="flagged"' if flagged else ""
+        marker = f' class="{flag}"' if flagged else ""
         rows.append(f"<tr{marker}>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
@@ -150,11 +155,13 @@ class Page:
     generated_at: str
     inputs: str
     notes: list[str] = field(default_factory=list)
-    runs_table: str = ""
+    runs_setup_table: str = ""
+    runs_results_table: str = ""
     runs: list[RunSection] = field(default_factory=list)
+    comparison_rule: str = ""
+    groups_table: str = ""
     comparison_table: str = ""
     comparison_figure: str = ""
-    baseline: str = ""
     storage_tables: dict[str, str] = field(default_factory=dict)
     storage_figures: list[str] = field(default_factory=list)
     conformance_matrix: str = ""

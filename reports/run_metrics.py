@@ -1,4 +1,4 @@
-"""Per run and per worker: throughput in 1-second windows, latency percentiles, attempts, conflicts,
+"""Per run and per worker: throughput over time, latency percentiles, attempts, conflicts,
 retry timeouts, each writer's share of commits, Jain's fairness index and the starvation flag.
 
 Every function takes and returns DataFrames; nothing here collects rows.
@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 #: A writer below this share of its run's commits is flagged as starved.
 STARVATION_SHARE: Final = 0.05
+#: A run shorter than this many seconds is cut in this many throughput windows (longer: 1-s windows).
+MIN_WINDOWS: Final = 20
 #: percentile_approx accuracy: relative error about 1/accuracy, plenty for latency percentiles.
 ACCURACY: Final = 10_000
 NS_PER_MS: Final = 1_000_000.0
@@ -50,28 +52,54 @@ def run_bounds(events: DataFrame) -> DataFrame:
 
 
 def throughput(events: DataFrame, bounds: DataFrame) -> DataFrame:
-    """Operations and commits per worker in each 1-second window since the run's first event; seconds
-    in which a worker did nothing appear with zeros, so a stalled writer shows as a gap."""
+    """Operations and commits per worker in equal time windows since the run's first event: one
+    second long for a run of 20 s or more (a little longer, so no window is a partial one), a
+    twentieth of the run for a shorter run, so a short run still shows how it went. Windows in which
+    a worker did nothing appear with zeros, so a stalled writer shows as a gap."""
     from pyspark.sql import functions as F
 
-    flagged = with_flags(events).join(bounds.select("run_id", "first_ns"), "run_id")
-    second = F.floor((F.col("start_ns") - F.col("first_ns")) / NS_PER_S).cast("int")
-    counted = flagged.groupBy("run_id", "worker", second.alias("second")).agg(
+    windows = F.greatest(F.lit(MIN_WINDOWS), F.floor(F.col("duration_s"))).cast("int")
+    window_ns = F.greatest(F.col("last_ns") - F.col("first_ns"), F.lit(1)) / F.col("windows")
+    sized = bounds.select("run_id", "first_ns", "last_ns", windows.alias("windows")).withColumn(
+        "window_ns", window_ns
+    )
+    flagged = with_flags(events).join(sized, "run_id")
+    # The last event may start at the very end of the run (a zero-length call): it is in the last window.
+    window = F.least(
+        F.floor((F.col("start_ns") - F.col("first_ns")) / F.col("window_ns")), F.col("windows") - 1
+    )
+    counted = flagged.groupBy("run_id", "worker", window.cast("int").alias("window")).agg(
         F.count(F.lit(1)).alias("ops"),
         F.sum((F.col("is_commit") & F.col("ok")).cast("int")).alias("commits"),
         F.sum((F.col("outcome") != "ok").cast("int")).alias("failed"),
     )
-    span = counted.groupBy("run_id").agg(F.max("second").alias("last_second"))
     grid = (
         counted.select("run_id", "worker")
         .distinct()
-        .join(span, "run_id")
-        .select("run_id", "worker", F.explode(F.sequence(F.lit(0), F.col("last_second"))).alias("second"))
+        .join(sized, "run_id")
+        .select(
+            "run_id",
+            "worker",
+            "window_ns",
+            F.explode(F.sequence(F.lit(0), F.col("windows") - 1)).alias("window"),
+        )
     )
+    window_s = F.col("window_ns") / NS_PER_S
     return (
-        grid.join(counted, ["run_id", "worker", "second"], "left")
+        grid.join(counted, ["run_id", "worker", "window"], "left")
         .fillna(0, ["ops", "commits", "failed"])
-        .orderBy("run_id", "worker", "second")
+        .select(
+            "run_id",
+            "worker",
+            "window",
+            (F.col("window") * window_s).alias("start_s"),
+            window_s.alias("window_s"),
+            "ops",
+            "commits",
+            "failed",
+            (F.col("commits") / window_s).alias("commits_per_s"),
+        )
+        .orderBy("run_id", "worker", "window")
     )
 
 
@@ -224,7 +252,8 @@ def jain_index(values: Column) -> Column:
 
 
 def runs_summary(runs: DataFrame, events: DataFrame, bounds: DataFrame, per_writer: DataFrame) -> DataFrame:
-    """One row per run: what it was (backend, scenario, policy, version) and how it went."""
+    """One row per run: what it was (backend, target, scenario, policy, writers, typical puts per
+    commit of its writers, version) and how it went."""
     from pyspark.sql import functions as F
 
     commits = with_flags(events).where(F.col("is_commit") & F.col("ok"))
@@ -242,22 +271,37 @@ def runs_summary(runs: DataFrame, events: DataFrame, bounds: DataFrame, per_writ
         F.sum(F.col("starved").cast("int")).alias("starved_writers"),
     )
     events_count = events.groupBy("run_id").agg(F.count(F.lit(1)).alias("events"))
+    # Each writer's typical (median) puts per commit; a run's profile is the distinct ones, "1,10".
+    typical = (
+        with_flags(events)
+        .where("is_commit")
+        .groupBy("run_id", "worker")
+        .agg(F.percentile_approx("puts", 0.5, ACCURACY).alias("typical_puts"))
+    )
+    puts_profile = typical.groupBy("run_id").agg(
+        F.array_join(F.array_sort(F.collect_set("typical_puts")).cast("array<string>"), ",").alias(
+            "puts_per_commit"
+        )
+    )
     return (
         runs.join(bounds.select("run_id", "duration_s"), "run_id", "left")
         .join(events_count, "run_id", "left")
         .join(fairness, "run_id", "left")
         .join(latency_all, "run_id", "left")
+        .join(puts_profile, "run_id", "left")
         .select(
             "run_id",
             "backend",
+            "target",
             "scenario",
             "policy",
+            F.coalesce("writers", F.lit(0)).alias("writers"),
+            F.coalesce("puts_per_commit", F.lit("-")).alias("puts_per_commit"),
             "lochkit_version",
             "started_at",
             "status",
             F.coalesce("events", F.lit(0)).alias("events"),
             "duration_s",
-            F.coalesce("writers", F.lit(0)).alias("writers"),
             F.coalesce("commits", F.lit(0)).alias("commits"),
             (F.col("commits") / F.col("duration_s")).alias("commits_per_s"),
             (F.col("p")[0] / NS_PER_MS).alias("p50_ms"),

@@ -5,11 +5,17 @@ Settings that the job relies on are set here, once:
   timestamp, which Spark cannot read as a timestamp; as a long it is exact and is all the job needs;
 - a UTC session time zone, so 1-second windows and dates do not depend on the machine;
 - few shuffle partitions: the job's grouped tables are small, and the default (200) costs more in
-  task start-up than it saves.
+  task start-up than it saves;
+- when this process starts the JVM (local Spark, or a driver for ``--master``): Spark's log at level
+  ERROR (``log4j2.properties``) and the JVM's start-up warning left out of the console
+  (:mod:`reports.jvm_console`), so a normal run prints only its result;
+- no console progress bar.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.resources
 import os
 import shutil
 import sys
@@ -42,6 +48,16 @@ def _check_requirements() -> None:
         )
 
 
+def _log_config_option() -> str:
+    """The JVM option that points log4j at the job's logging configuration."""
+    path = str(importlib.resources.files("reports").joinpath("log4j2.properties"))
+    return (
+        f'-Dlog4j2.configurationFile="{path}"'
+        if any(c.isspace() for c in path)
+        else f"-Dlog4j2.configurationFile={path}"
+    )
+
+
 def spark_session(
     master: str | None = None,
     app_name: str = "lochkit-report",
@@ -55,7 +71,10 @@ def spark_session(
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # Executors run Python only for the few steps that need it; make them use this interpreter.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
+
+    from reports.jvm_console import filtered_stderr_for_children
 
     builder = SparkSession.builder.appName(app_name)
     if master:
@@ -67,15 +86,19 @@ def spark_session(
     if driver_memory:
         # Only takes effect when this call starts the JVM (not under spark-submit, which sets it).
         builder = builder.config("spark.driver.memory", driver_memory)
+    starts_jvm = "PYSPARK_GATEWAY_PORT" not in os.environ and SparkContext._active_spark_context is None
+    if starts_jvm and "spark.driver.extraJavaOptions" not in (extra_conf or {}):
+        builder = builder.config("spark.driver.extraJavaOptions", _log_config_option())
     for key, value in (extra_conf or {}).items():
         builder = builder.config(key, value)
-    session = (
+    builder = (
         builder.config("spark.sql.legacy.parquet.nanosAsLong", "true")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
     )
+    with filtered_stderr_for_children() if starts_jvm else contextlib.nullcontext():
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     # A session that already existed (tests share one) gets the job's settings too.
     session.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")

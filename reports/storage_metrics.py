@@ -3,16 +3,19 @@ the reference index spilled, growth over commits, and the projection for a commi
 retention period.
 
 Attribution: every object a commit points to (content values its operations added, reference-index
-stripes, the segments object and the segments under it) and the commit object itself belong to the
-*first* commit (by creation time) that points to them; later commits that reuse an object add
-nothing. Objects no commit points to (reference records, tags, strings, unique ids) are the
-repository's fixed overhead.
+stripes, the segments object and the segments under it), the content-id claims (unique-id objects)
+of the values it added, and the commit object itself belong to the *first* commit (by creation
+time) that points to them; later commits that reuse an object add nothing. What normal commits add
+is the per-commit cost; everything else (reference records, tags, strings, internal commits of the
+reference bookkeeping and what they point to, claims no value refers to) is the repository's fixed
+overhead.
 
 Commit objects of attempts that lost a compare-and-swap race are stored but never become part of
 history (the retry builds a new commit on the new head): a commit that is nobody's parent and no
-reference's head is such a *lost-race* commit. Averages per commit count only the commits that
-landed; the objects lost-race commits carry stay in the totals, since they take space until a
-garbage collection removes them.
+reference's head is such a *lost-race* commit. Averages per commit divide by the commits that
+landed; what lost-race attempts stored counts in the numerator (it takes space until a garbage
+collection removes it), so the averages are the storage cost of one landed commit at the measured
+contention.
 """
 
 from __future__ import annotations
@@ -97,9 +100,16 @@ def attributed_objects(objects: DataFrame, commits: DataFrame, links: DataFrame)
     under_segments = segments_objs.join(
         links.where(F.col("role") == "segment"), ["inventory_id", "from_id"]
     ).select("inventory_id", "commit_id", "created_us", F.col("to_id").alias("obj_id"))
+    values = direct.where(F.col("role") == "value").select(
+        "inventory_id", "commit_id", "created_us", F.col("obj_id").alias("from_id")
+    )
+    content_ids = values.join(links.where(F.col("role") == "content-id"), ["inventory_id", "from_id"]).select(
+        "inventory_id", "commit_id", "created_us", F.col("to_id").alias("obj_id")
+    )
     claims = (
         direct.drop("role")
         .unionByName(under_segments)
+        .unionByName(content_ids)
         .unionByName(owners.withColumn("obj_id", F.col("commit_id")))
     )
     first = Window.partitionBy("inventory_id", "obj_id").orderBy("created_us", "commit_id")
@@ -110,6 +120,22 @@ def attributed_objects(objects: DataFrame, commits: DataFrame, links: DataFrame)
         .join(
             objects.select("inventory_id", "obj_id", "obj_type", "encoded_size"), ["inventory_id", "obj_id"]
         )
+    )
+
+
+def unlinked_claims(objects: DataFrame, links: DataFrame) -> DataFrame:
+    """Per inventory that has unique-id objects but no ``content-id`` link at all (taken by a lochkit
+    whose inventory did not record them yet): how many unique-id objects it holds. There, the
+    content-id claims cannot be attributed and stay in the fixed overhead."""
+    from pyspark.sql import functions as F
+
+    linked = links.where(F.col("role") == "content-id").select("inventory_id").distinct()
+    return (
+        objects.where(F.col("obj_type") == "UNIQUE")
+        .groupBy("inventory_id")
+        .agg(F.count(F.lit(1)).alias("unique_objects"))
+        .join(linked, "inventory_id", "left_anti")
+        .orderBy("inventory_id")
     )
 
 
@@ -127,19 +153,27 @@ def commit_additions(attributed: DataFrame, commits: DataFrame) -> DataFrame:
     )
 
 
-def per_commit_by_type(additions: DataFrame, commits: DataFrame, inventories: DataFrame) -> DataFrame:
-    """Per inventory and object type: objects and bytes added per (normal) commit, on average."""
+def _landed_count(commits: DataFrame, name: str) -> DataFrame:
+    """Per inventory: the normal commits that landed, as column ``name``."""
+    return _landed_normal(commits).groupBy("inventory_id").count().withColumnRenamed("count", name)
+
+
+def _normal_additions(additions: DataFrame) -> DataFrame:
+    """What normal commits added, landed or not (see the module docstring)."""
     from pyspark.sql import functions as F
 
-    normal = (
-        commits.where(F.col("commit_type") == "normal")
-        .groupBy("inventory_id")
-        .agg(F.count(F.lit(1)).alias("commits"))
-    )
+    return additions.where(F.col("commit_type") == "normal")
+
+
+def per_commit_by_type(additions: DataFrame, commits: DataFrame, inventories: DataFrame) -> DataFrame:
+    """Per inventory and object type: objects and bytes normal commits added, per landed commit."""
+    from pyspark.sql import functions as F
+
     return (
-        additions.groupBy("inventory_id", "obj_type")
+        _normal_additions(additions)
+        .groupBy("inventory_id", "obj_type")
         .agg(F.sum("objects").alias("objects"), F.sum("bytes").alias("bytes"))
-        .join(normal, "inventory_id")
+        .join(_landed_count(commits, "commits"), "inventory_id")
         .join(inventories.select("inventory_id", "backend"), "inventory_id")
         .select(
             "inventory_id",
@@ -183,8 +217,8 @@ def index_spills(commits: DataFrame, inventories: DataFrame) -> DataFrame:
 
 
 def growth(additions: DataFrame) -> DataFrame:
-    """Per inventory, commit after commit in creation order: normal commits so far and the objects and
-    bytes the repository's commits have needed so far."""
+    """Per inventory, commit after commit in creation order: landed (normal) commits so far and the
+    objects and bytes the repository's commits have needed so far."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -200,7 +234,9 @@ def growth(additions: DataFrame) -> DataFrame:
         "inventory_id",
         "commit_id",
         "created_us",
-        F.sum((F.col("commit_type") == "normal").cast("long")).over(so_far).alias("commit_number"),
+        F.sum(((F.col("commit_type") == "normal") & F.col("landed")).cast("long"))
+        .over(so_far)
+        .alias("commit_number"),
         F.sum("objects").over(so_far).alias("objects"),
         F.sum("bytes").over(so_far).alias("bytes"),
     ).orderBy("inventory_id", "created_us", "commit_id")
@@ -215,16 +251,14 @@ def projection(
     projections: list[Projection],
 ) -> DataFrame:
     """Per inventory and ``--project``: commits kept over the retention, and the objects and bytes
-    they need: the fixed overhead plus the measured per-commit additions times those commits."""
+    they need: the fixed overhead plus the measured additions per landed commit times those commits
+    (at the measured number of commits, exactly the inventory's objects and bytes)."""
     from pyspark.sql import functions as F
 
-    normal = (
-        commits.where(F.col("commit_type") == "normal")
+    added = (
+        _normal_additions(additions)
         .groupBy("inventory_id")
-        .agg(F.count(F.lit(1)).alias("measured_commits"))
-    )
-    added = additions.groupBy("inventory_id").agg(
-        F.sum("objects").alias("added_objects"), F.sum("bytes").alias("added_bytes")
+        .agg(F.sum("objects").alias("added_objects"), F.sum("bytes").alias("added_bytes"))
     )
     total = objects.groupBy("inventory_id").agg(
         F.count(F.lit(1)).alias("all_objects"), F.sum("encoded_size").alias("all_bytes")
@@ -237,9 +271,11 @@ def projection(
     per_commit_objects = F.col("added_objects") / F.col("measured_commits")
     per_commit_bytes = F.col("added_bytes") / F.col("measured_commits")
     projected_commits = F.col("commits_per_s") * F.col("retention_s")
+    fixed_objects = F.col("all_objects") - F.col("added_objects")
+    fixed_bytes = F.col("all_bytes") - F.col("added_bytes")
     return (
         inventories.select("inventory_id", "backend")
-        .join(normal, "inventory_id")
+        .join(_landed_count(commits, "measured_commits"), "inventory_id")
         .join(added, "inventory_id")
         .join(total, "inventory_id")
         .where(F.col("measured_commits") > 0)
@@ -251,15 +287,15 @@ def projection(
             "commits_per_s",
             (F.col("retention_s") / 86400).alias("retention_days"),
             "measured_commits",
+            F.col("all_objects").alias("measured_objects"),
+            F.col("all_bytes").alias("measured_bytes"),
+            fixed_objects.alias("fixed_objects"),
+            fixed_bytes.alias("fixed_bytes"),
             per_commit_objects.alias("objects_per_commit"),
             per_commit_bytes.alias("bytes_per_commit"),
             projected_commits.alias("projected_commits"),
-            (F.col("all_objects") - F.col("added_objects") + per_commit_objects * projected_commits).alias(
-                "projected_objects"
-            ),
-            (F.col("all_bytes") - F.col("added_bytes") + per_commit_bytes * projected_commits).alias(
-                "projected_bytes"
-            ),
+            (fixed_objects + per_commit_objects * projected_commits).alias("projected_objects"),
+            (fixed_bytes + per_commit_bytes * projected_commits).alias("projected_bytes"),
         )
         .orderBy("inventory_id", "projection")
     )

@@ -58,13 +58,15 @@ COMMITS: Final = pa.schema(
 )
 
 #: Which object another one points to; lets the report attribute each object to the commit that
-#: first needed it (values and index segments of a commit, segments of an IndexSegmentsObj).
+#: first needed it (values and index segments of a commit, segments of an IndexSegmentsObj, the
+#: content-id claim of a value).
 LINKS: Final = pa.schema(
     [
         pa.field("from_id", pa.string(), nullable=False),
         pa.field("to_id", pa.string(), nullable=False),
         #: "value", "stripe", "reference-index" (commit -> segments object), "segment" (segments
-        #: object -> index segment).
+        #: object -> index segment), "content-id" (content value -> the unique-id object claiming
+        #: its content id; added in lochkit's later format-1 inventories, older ones lack it).
         pa.field("role", pa.string(), nullable=False),
     ]
 )

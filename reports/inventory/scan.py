@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -15,9 +16,10 @@ from persist_spi.indexes.elements import Action
 from persist_spi.indexes.store_index import deserialize_index
 from persist_spi.logic.internal_refs import INTERNAL_PREFIX, REF_REFS, REF_REPO, REFS_HEADS, REFS_TAGS
 from persist_spi.logic.reference_logic import ReferenceLogic
-from persist_spi.objs import CommitObj, CommitType, IndexSegmentsObj, Obj
+from persist_spi.objs import CommitObj, CommitType, ContentValueObj, IndexSegmentsObj, Obj, unique_id_for_uuid
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
+from persist_spi.versionstore.committing import CONTENT_ID_SPACE
 
 Row = dict[str, Any]
 
@@ -126,7 +128,21 @@ def object_rows(obj: Obj, codec: BinaryCodec) -> ObjectRows:
     if isinstance(obj, IndexSegmentsObj):
         links = [{"from_id": str(obj.id), "to_id": str(s.segment), "role": "segment"} for s in obj.stripes]
         return ObjectRows(row, None, links)
+    if isinstance(obj, ContentValueObj):
+        return ObjectRows(row, None, content_id_links(obj))
     return ObjectRows(row, None, [])
+
+
+def content_id_links(value: ContentValueObj) -> list[Row]:
+    """The value's link to the unique-id object that claimed its content id (the claim's id is
+    derived from the content id, so no lookup is needed): a new table, view... costs that object
+    too, and the report attributes it to the commit that added the content's first value."""
+    try:
+        content_id = uuid.UUID(value.content_id)
+    except ValueError:  # not an id lochkit claimed (content ids it creates are UUIDs)
+        return []
+    claim = unique_id_for_uuid(CONTENT_ID_SPACE, content_id)
+    return [{"from_id": str(value.id), "to_id": str(claim.id), "role": "content-id"}]
 
 
 def scan_objects(persist: Persist) -> Iterator[ObjectRows]:

@@ -12,7 +12,7 @@ import pytest
 
 from conformance.report import ConformanceReport
 from reports import conformance_metrics as conf
-from reports.inputs import discover
+from reports.inputs import HadoopFs, LocalFs, discover
 from reports.loading import load_conformance
 
 
@@ -52,13 +52,14 @@ def loaded(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, A
         1_700_086_400,
     )
     (root / "settings.json").write_text(json.dumps({"not": "a report"}))
-    inputs = discover(spark, [str(root)])
-    assert sorted(f.name for f in inputs.reports) == ["monday.json", "settings.json", "tuesday.json"]
-    return load_conformance(spark, inputs.reports)
+    inputs = discover(LocalFs(), [str(root)])
+    assert sorted(f.name for f in inputs.reports) == ["monday.json", "tuesday.json"]
+    counts, not_passed = load_conformance(spark, HadoopFs(spark), inputs.reports)
+    return counts, not_passed, [f.name for f in inputs.ignored]
 
 
 def test_a_json_file_that_is_no_report_is_left_out_and_named(loaded: tuple[Any, Any, list[str]]) -> None:
-    assert loaded[2] == ["settings"]
+    assert loaded[2] == ["settings.json"]
 
 
 def test_the_matrix_shows_the_latest_report_per_backend(loaded: tuple[Any, Any, list[str]]) -> None:

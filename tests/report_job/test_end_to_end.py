@@ -81,6 +81,7 @@ def test_every_table_is_written_as_parquet_and_csv(report_dir: Path) -> None:
         "latency_cdf",
         "attempts",
         "comparison",
+        "comparison_groups",
         "runs_vs_baseline",
         "inventories",
         "objects_by_type",
@@ -114,10 +115,20 @@ def test_the_tables_agree_with_the_load_that_ran(report_dir: Path) -> None:
     assert summaries["generate-inventory"]["commits"] == 120  # taken by generate --inventory, after its run
     assert summaries["inventory"]["commits"] == 200  # every acknowledged commit of both runs landed
     per_type = {
-        r["obj_type"]: r
+        (r["inventory_id"], r["obj_type"]): r
         for r in pq.read_table(report_dir / "tables" / "per_commit_by_type.parquet").to_pylist()
     }
-    assert per_type["COMMIT"]["objects_per_commit"] >= 1.0
+    assert per_type[("inventory", "COMMIT")]["objects_per_commit"] >= 1.0
+    # Every put of the race run and of generate's first commit creates a table: a content-id claim.
+    assert per_type[("inventory", "UNIQUE")]["objects_per_commit"] > 0
+    objects = pq.read_table(report_dir / "tables" / "objects_by_type.parquet").to_pylist()
+    for row in pq.read_table(report_dir / "tables" / "projection.parquet").to_pylist():
+        measured = sum(o["objects"] for o in objects if o["inventory_id"] == row["inventory_id"])
+        assert row["measured_objects"] == measured
+        # At the measured number of landed commits, the projection is the inventory itself.
+        assert row["fixed_objects"] + row["objects_per_commit"] * row["measured_commits"] == pytest.approx(
+            measured
+        )
     matrix = pq.read_table(report_dir / "tables" / "conformance_matrix.parquet").to_pylist()
     assert [(r["backend"], r["area"], r["failed"]) for r in matrix] == [("inmemory", "logic.commits", 0)]
 
@@ -151,6 +162,58 @@ def _browser(profile: Path) -> Any:
     return webdriver.Chrome(service=Service(executable_path=driver), options=options)
 
 
+#: Rendered size of figure text on the page (CSS px): the page's table text is 12.5 px.
+FIGURE_TEXT_PX = (10.0, 16.0)
+
+
+def _check_layout(browser: Any) -> None:
+    """At 1280 px: nothing wider than the window or hidden in a horizontal scroll, figure text of
+    one legible size, no figure text on top of another."""
+    width = browser.execute_script("return document.documentElement.clientWidth")
+    assert width >= 1200  # the window is 1280 px wide, less a scroll bar
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+    too_wide = browser.execute_script(
+        """
+        const width = document.documentElement.clientWidth;
+        return [...document.querySelectorAll('body *')]
+          .filter(e => e.getBoundingClientRect().right > width + 0.5
+                       || (['auto', 'scroll'].includes(getComputedStyle(e).overflowX)
+                           && e.scrollWidth > e.clientWidth + 1))
+          .map(e => e.tagName + ' ' + (e.closest('section') || {}).id + ' ' + e.textContent.slice(0, 60));
+        """
+    )
+    assert too_wide == []
+    # Text size as rendered: the font size in the SVG's units times the scale the page draws it at.
+    sizes = browser.execute_script(
+        """
+        return [...document.querySelectorAll('figure svg text')].map(t => {
+          const m = t.getScreenCTM();
+          return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+        });
+        """
+    )
+    assert sizes
+    assert min(sizes) >= FIGURE_TEXT_PX[0], sizes
+    assert max(sizes) <= FIGURE_TEXT_PX[1], sizes
+    assert max(sizes) / min(sizes) <= 1.2
+    overlapping = browser.execute_script(
+        """
+        const found = [];
+        for (const svg of document.querySelectorAll('figure svg')) {
+          const boxes = [...svg.querySelectorAll('text')]
+            .map(t => [t.textContent, t.getBoundingClientRect()]).filter(([_, r]) => r.width > 0);
+          for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+            const [a, r] = boxes[i], [b, q] = boxes[j];
+            if (Math.min(r.right, q.right) - Math.max(r.left, q.left) > 1
+                && Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top) > 1) found.push([a, b]);
+          }
+        }
+        return found;
+        """
+    )
+    assert overlapping == []
+
+
 def test_the_page_opens_in_a_browser_with_its_sections_and_figures(report_dir: Path, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 
@@ -175,6 +238,7 @@ def test_the_page_opens_in_a_browser_with_its_sections_and_figures(report_dir: P
         page_text = browser.find_element(By.TAG_NAME, "body").text
         assert "commits/s" in page_text
         assert "p99 (ms)" in page_text
+        _check_layout(browser)
         height = browser.execute_script("return document.body.scrollHeight")
         browser.set_window_size(1280, min(int(height) + 100, 16000))
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)

@@ -88,6 +88,16 @@ def test_small_index_limits_make_the_reference_index_spill_into_stripes(inventor
     assert sum(1 for link in links if link["role"] == "value" and link["from_id"] in normal_ids) == 300
 
 
+def test_each_content_value_links_to_the_unique_object_that_claimed_its_content_id(inventory: Path) -> None:
+    objects = {o["obj_id"]: o["obj_type"] for o in table(inventory, "objects")}
+    claims = [link for link in table(inventory, "links") if link["role"] == "content-id"]
+    values = {obj_id for obj_id, obj_type in objects.items() if obj_type == "VALUE"}
+    assert {link["from_id"] for link in claims} == values
+    assert {objects.get(link["to_id"]) for link in claims} == {"UNIQUE"}
+    # 300 new tables: 300 content ids, each claimed once.
+    assert len({link["to_id"] for link in claims}) == 300
+
+
 def test_references_include_the_branch_and_the_internal_ones(inventory: Path) -> None:
     refs = {r["name"]: r for r in table(inventory, "references")}
     assert refs["refs/heads/main"]["kind"] == "branch"

@@ -14,22 +14,40 @@ def rows_by(df: Any, *keys: str) -> dict[Any, Any]:
     return {tuple(r[k] for k in keys) if len(keys) > 1 else r[keys[0]]: r for r in df.collect()}
 
 
-def test_throughput_counts_commits_in_one_second_windows_with_empty_seconds_as_zero(events_df: Any) -> None:
+def test_throughput_of_a_long_run_is_counted_in_one_second_windows_with_idle_ones_as_zero(
+    events_df: Any,
+) -> None:
     events = events_df(
         [
-            event(second=0.1),
+            event(second=0.0),
             event(second=0.9),
             event(second=0.95, action="getContent", puts=0),
             event(second=2.5),
             event(second=2.6, outcome="conflict"),
+            event(second=29.5, duration_ms=500.0),  # the run lasts 30 s
         ]
     )
     bounds = rm.run_bounds(events)
-    got = rows_by(rm.throughput(events, bounds), "second")
-    assert sorted(got) == [0, 1, 2]
-    assert (got[0]["ops"], got[0]["commits"], got[0]["failed"]) == (3, 2, 0)
+    got = rows_by(rm.throughput(events, bounds), "window")
+    assert sorted(got) == list(range(30))
+    assert {r["window_s"] for r in got.values()} == {1.0}
+    assert (got[0]["start_s"], got[0]["ops"], got[0]["commits"], got[0]["failed"]) == (0.0, 3, 2, 0)
+    assert got[0]["commits_per_s"] == 2.0
     assert (got[1]["ops"], got[1]["commits"]) == (0, 0)
-    assert (got[2]["ops"], got[2]["commits"], got[2]["failed"]) == (2, 1, 1)
+    assert (got[2]["start_s"], got[2]["ops"], got[2]["commits"], got[2]["failed"]) == (2.0, 2, 1, 1)
+    assert (got[29]["start_s"], got[29]["commits"]) == (29.0, 1)
+
+
+def test_a_short_run_is_counted_in_twenty_equal_windows(events_df: Any) -> None:
+    """A run of a third of a second (as `lochkit generate -n 200` on RocksDB) is no single point: its
+    windows are a twentieth of it, and none of them is a partial one."""
+    events = events_df([event(second=i * 0.002, duration_ms=0.0) for i in range(171)])
+    got = rows_by(rm.throughput(events, rm.run_bounds(events)), "window")
+    assert sorted(got) == list(range(20))
+    assert all(r["window_s"] == pytest.approx(0.017) for r in got.values())
+    assert got[19]["start_s"] == pytest.approx(0.323)
+    assert sum(r["commits"] for r in got.values()) == 171
+    assert got[0]["commits_per_s"] == pytest.approx(got[0]["commits"] / 0.017)
 
 
 def test_latency_percentiles_of_successful_calls_per_worker_and_action(events_df: Any) -> None:
@@ -53,15 +71,16 @@ def test_writer_shares_sum_to_one_and_jain_index_matches_the_formula(events_df: 
     assert got["b"]["share"] == pytest.approx(0.25)
     assert got["b"]["puts_per_commit"] == pytest.approx(10.0)
     runs = spark.createDataFrame(
-        [("r1", "rocksdb", "s", "nessie", "1", None, None, "finished")],
-        "run_id STRING, backend STRING, scenario STRING, policy STRING, lochkit_version STRING, "
-        "started_at TIMESTAMP, ended_at TIMESTAMP, status STRING",
+        [("r1", "rocksdb", "lochkit", "s", "nessie", "1", None, None, "finished")],
+        "run_id STRING, backend STRING, target STRING, scenario STRING, policy STRING, "
+        "lochkit_version STRING, started_at TIMESTAMP, ended_at TIMESTAMP, status STRING",
     )
     summary = rm.runs_summary(runs, events, bounds, writers).collect()[0]
     # (30 + 10)^2 / (2 * (30^2 + 10^2)) = 1600 / 2000
     assert summary["jain_index"] == pytest.approx(0.8)
     assert summary["commits"] == 40
     assert summary["writers"] == 2
+    assert summary["puts_per_commit"] == "1,10"
 
 
 def test_jain_index_is_one_for_equal_writers_and_one_over_n_when_one_takes_all(spark: Any) -> None:

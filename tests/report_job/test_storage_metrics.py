@@ -9,9 +9,15 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from persist_spi.config import StoreConfig
+from persist_spi.versionstore.content import ContentKey, IcebergTable
+from persist_spi.versionstore.meta import CommitMeta
+from persist_spi.versionstore.operations import Put
+from persist_spi.versionstore.refs import branch
+from persist_spi.versionstore.store import VersionStore
 from report_job.test_inventory import SMALL_INDEX, make_repository
 from reports import storage_metrics as sm
-from reports.inputs import HadoopFs, discover
+from reports.inputs import HadoopFs, LocalFs, discover
 from reports.inventory import write_inventory
 from reports.loading import load_inventories
 from reports.projection import parse_projection
@@ -30,7 +36,7 @@ def inventory_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def loaded(spark: Any, inventory_dir: Path) -> tuple[Any, dict[str, Any]]:
-    inputs = discover(spark, [str(inventory_dir.parent)])
+    inputs = discover(LocalFs(), [str(inventory_dir.parent)])
     assert [f.name for f in inputs.inventories] == ["inv-a"]
     inventories, tables = load_inventories(spark, HadoopFs(spark), inputs.inventories)
     tables["commits"] = sm.with_landed(tables["commits"], tables["references"])
@@ -46,6 +52,58 @@ def test_values_are_attributed_to_the_commits_that_added_them(loaded: tuple[Any,
     assert per["VALUE"]["commits"] == 40
     assert per["VALUE"]["objects_per_commit"] == pytest.approx(4.0)
     assert per["COMMIT"]["objects_per_commit"] >= 1.0
+
+
+def test_content_id_claims_count_per_commit_that_created_the_content(
+    loaded: tuple[Any, dict[str, Any]],
+) -> None:
+    inventories, t = loaded
+    additions = sm.commit_additions(
+        sm.attributed_objects(t["objects"], t["commits"], t["links"]), t["commits"]
+    )
+    per = {r["obj_type"]: r for r in sm.per_commit_by_type(additions, t["commits"], inventories).collect()}
+    assert per["UNIQUE"]["objects_per_commit"] == pytest.approx(4.0)  # 4 new tables per commit
+
+
+def _commit_tables(store: VersionStore, first: int, count: int, puts: int) -> None:
+    for i in range(first, first + count):
+        ops = [
+            Put(ContentKey.of(f"t_{i}_{p}"), IcebergTable(metadata_location=f"s3://w/{i}/{p}"))
+            for p in range(puts)
+        ]
+        store.commit(branch("main"), None, CommitMeta(message=f"c{i}"), ops)
+
+
+def test_the_projection_predicts_the_objects_of_the_same_repository_after_twice_the_commits(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Counted, not assumed: an inventory after 30 commits projects 60; a second inventory after 30
+    more commits of the same kind has that many objects."""
+    persist, adapter = make_repository("inmemory", None, commits=0, puts=0, config=StoreConfig())
+    store = VersionStore(persist)
+    try:
+        _commit_tables(store, 0, 30, puts=4)
+        write_inventory(persist, tmp_path / "after-30", source={"backend": "inmemory"})
+        _commit_tables(store, 30, 30, puts=4)
+        write_inventory(persist, tmp_path / "after-60", source={"backend": "inmemory"})
+    finally:
+        adapter.close()  # type: ignore[attr-defined]
+    measured = pq.read_table(tmp_path / "after-60" / "objects.parquet").num_rows
+    inventories, tables = load_inventories(
+        spark, HadoopFs(spark), discover(LocalFs(), [str(tmp_path / "after-30")]).inventories
+    )
+    commits = sm.with_landed(tables["commits"], tables["references"])
+    additions = sm.commit_additions(
+        sm.attributed_objects(tables["objects"], commits, tables["links"]), commits
+    )
+    (row,) = sm.projection(
+        spark, additions, tables["objects"], commits, inventories, [parse_projection("60/s:1s")]
+    ).collect()
+    assert row["measured_commits"] == 30
+    assert row["projected_commits"] == 60
+    assert row["projected_objects"] == pytest.approx(measured, rel=0.01)
+    # Each commit: its commit object, 4 content values, 4 content-id claims.
+    assert row["objects_per_commit"] == pytest.approx(9.0)
 
 
 def test_spills_match_the_changes_of_reference_index_between_parent_and_child(
@@ -138,6 +196,57 @@ def test_projection_is_overhead_plus_per_commit_additions_times_projected_commit
     assert row["projected_objects"] == pytest.approx(5 + 2 * commits_kept)
     assert row["projected_bytes"] == pytest.approx(5 * 20 + 150 * commits_kept)
     assert row["retention_days"] == pytest.approx(30.0)
+
+
+def test_averages_per_commit_divide_by_the_landed_commits(spark: Any) -> None:
+    """A lost-race attempt's objects are stored (they count) but it is no commit of history: three
+    landed commits, four commit objects, four values, four content-id claims."""
+    objects = spark.createDataFrame(
+        [("i", c, "COMMIT", 100) for c in ("c1", "lost", "c2", "c3")]
+        + [("i", f"v{n}", "VALUE", 50) for n in range(4)]
+        + [("i", f"u{n}", "UNIQUE", 30) for n in range(4)]
+        + [("i", "r", "REF", 20)],
+        OBJECTS,
+    )
+    commits = spark.createDataFrame(
+        [
+            ("i", "c1", "e", 1, 10, "normal", True),
+            ("i", "lost", "c1", 2, 15, "normal", False),
+            ("i", "c2", "c1", 2, 20, "normal", True),
+            ("i", "c3", "c2", 3, 30, "normal", True),
+        ],
+        COMMITS,
+    )
+    links = spark.createDataFrame(
+        [("i", c, f"v{n}", "value") for n, c in enumerate(("c1", "lost", "c2", "c3"))]
+        + [("i", f"v{n}", f"u{n}", "content-id") for n in range(4)],
+        LINKS,
+    )
+    inventories = spark.createDataFrame([("i", "rocksdb")], INVENTORY)
+    additions = sm.commit_additions(sm.attributed_objects(objects, commits, links), commits)
+    per = {r["obj_type"]: r for r in sm.per_commit_by_type(additions, commits, inventories).collect()}
+    assert {k: (v["commits"], v["objects_per_commit"]) for k, v in per.items()} == {
+        "COMMIT": (3, pytest.approx(4 / 3)),
+        "VALUE": (3, pytest.approx(4 / 3)),
+        "UNIQUE": (3, pytest.approx(4 / 3)),
+    }
+    (row,) = sm.projection(
+        spark, additions, objects, commits, inventories, [parse_projection("3/s:1s")]
+    ).collect()
+    assert row["measured_commits"] == 3
+    assert row["objects_per_commit"] == pytest.approx(4.0)
+    assert row["projected_objects"] == pytest.approx(13)  # the repository as measured: 3 commits kept
+    assert sm.growth(additions).collect()[-1]["commit_number"] == 3
+
+
+def test_an_inventory_without_content_id_links_is_named(spark: Any) -> None:
+    objects = spark.createDataFrame(
+        [("old", "u1", "UNIQUE", 31), ("old", "u2", "UNIQUE", 31), ("new", "u3", "UNIQUE", 31)], OBJECTS
+    )
+    links = spark.createDataFrame([("new", "v3", "u3", "content-id")], LINKS)
+    assert [
+        (r["inventory_id"], r["unique_objects"]) for r in sm.unlinked_claims(objects, links).collect()
+    ] == [("old", 2)]
 
 
 def test_a_commit_that_is_nobodys_parent_and_no_head_lost_its_race(spark: Any) -> None:
