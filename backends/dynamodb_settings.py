@@ -10,7 +10,7 @@ Two URL forms:
   (environment, ``~/.aws``, instance or task role); ``profile=NAME`` picks a named profile.
 
 Secrets never leave this module: :attr:`DynamoSettings.address` has no credentials, and error
-messages use it or :func:`~conformance.provisioning.redact`-style text.
+messages use it or :func:`~provisioning.base.redact`-style text.
 """
 
 from __future__ import annotations

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.provisioning import Provisioned
 from persist_spi.adapter import BackendAdapter, Capabilities
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
-from persist_spi.ownership import new_scratch_id
+from persist_spi.logic.ownership import new_scratch_id
 from persist_spi.persist import Persist
 from persist_spi.registry import BackendFactory
+from provisioning.base import Provisioned
 
 
 @dataclass
@@ -58,7 +58,7 @@ class PersistFactory:
     """Makes Persists on fresh scratch repositories and erases every repository it made afterwards.
 
     Every id it hands out starts with one scratch prefix of its own (see
-    :mod:`persist_spi.ownership`), so a suite run in a user's database never writes into, or erases,
+    :mod:`persist_spi.logic.ownership`), so a suite run in a user's database never writes into, or erases,
     a repository it did not make. A test that names an id (``persist_factory("a")``) gets that
     name under the prefix; names that share a prefix keep sharing it, and an id this factory
     already issued (or one extended from it) is used as it is. ``""`` is the prefix itself, which

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, TypeGuard
 
-from lochkit import snippets
+from conformance import snippets
 
 #: Suite groups in the order a reader meets them: the contract, the logic above it, Nessie's
 #: model, the cache. Groups not listed here follow in alphabetical order.

@@ -29,7 +29,6 @@ from conformance import fail_fast, pytest_progress
 from conformance.backend_pool import BackendPool
 from conformance.harness import BackendUnderTest, PersistFactory
 from conformance.lockstep import source_files_of, turns_inside
-from conformance.provisioning import METHODS, Provisioned
 from conformance.report import ConformanceReport
 from conformance.setup_failure import SetupFailure, SetupFailures
 from conformance.suite_targets import (
@@ -50,9 +49,10 @@ from conformance.suites.base import ConformanceSuite, deviation_reason
 from persist_spi.adapter import BackendAdapter
 from persist_spi.cache import CacheConfig, CachingPersist, ObjectCache
 from persist_spi.config import StoreConfig
-from persist_spi.ownership import ExistingDataRefused
+from persist_spi.logic.ownership import ExistingDataRefused
 from persist_spi.persist import Persist
 from persist_spi.registry import BackendFactory, UnknownBackend, backend_factory, discover_backends
+from provisioning.base import METHODS, Provisioned
 
 #: Time limits per test phase and the stops at a hang or after repeated failures of one kind.
 pytest_plugins = ["conformance.fail_fast"]

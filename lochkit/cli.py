@@ -86,9 +86,9 @@ def _actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``lochkit ARGV``; its exit code. Output cut off by its reader (``lochkit ... | head``)
-    ends the command quietly with :data:`~lochkit.usage.BROKEN_PIPE`, as a shell reports a process
+    ends the command quietly with :data:`~persist_spi.exit_codes.BROKEN_PIPE`, as a shell reports a process
     SIGPIPE ended, instead of a traceback."""
-    from lochkit.usage import BROKEN_PIPE
+    from persist_spi.exit_codes import BROKEN_PIPE
 
     try:
         code = _main(argv)

@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 import requests
 
+from persist_spi.errors import Unreachable
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.versionstore import nessie_json as nj
@@ -59,7 +60,7 @@ OPTIONS: Final = (
 _KEY_TOKEN: Final = "key:"
 
 
-class NessieUnreachable(ConnectionError):
+class NessieUnreachable(ConnectionError, Unreachable):
     """No Nessie server answered at the URI (names the URI and what to check)."""
 
 

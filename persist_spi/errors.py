@@ -18,6 +18,23 @@ class LochkitError(Exception):
     """Base class of every error lochkit raises on purpose."""
 
 
+class InputError(LochkitError, ValueError):
+    """Input the caller can fix: a value out of range, a malformed name or document, options that
+    cannot apply together. Nothing was written. The REST server answers 400, commands exit 2; any
+    other exception is a bug, answered 500 / exit 1 and logged. A ``ValueError`` too, so callers
+    that catch that keep working."""
+
+
+class UsageError(InputError):
+    """A command line that cannot work: options that do not apply together, or a value an option
+    cannot take; found before anything is opened, started or written."""
+
+
+class Unreachable(LochkitError):
+    """A database or server could not be reached or opened (down, unreachable, or a store another
+    process holds locked). Commands exit with :data:`persist_spi.exit_codes.UNAVAILABLE`."""
+
+
 # --- objects -------------------------------------------------------------------------------------
 
 
@@ -131,7 +148,7 @@ class BackendError(LochkitError):
         super().__init__(f"{backend} at {address}: {problem}. {fix}")
 
 
-class BackendUnavailable(BackendError):
+class BackendUnavailable(BackendError, Unreachable):
     """The server is down or unreachable."""
 
 

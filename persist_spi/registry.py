@@ -133,3 +133,20 @@ def backend_factory(name: str) -> BackendFactory:
             f"install them with: {entry.factory.install_hint()}"
         )
     return entry.factory
+
+
+def url_problem(backend: str | None, url: str | None) -> str | None:
+    """Why ``--url`` cannot apply to ``--backend backend`` (its data lives in the memory of the
+    command's own process, which nothing else can address), or None."""
+    if not url or not backend:
+        return None
+    try:
+        factory = backend_factory(backend)
+    except UnknownBackend:  # the command reports the unknown name itself
+        return None
+    if not factory.lives_in_process:
+        return None
+    return (
+        f"--url does not apply to --backend {backend}: its data lives in this command's own memory "
+        "and has no address; leave --url out"
+    )

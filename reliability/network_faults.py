@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from conformance.servers.process import free_port
+from provisioning.servers.process import free_port
 from reliability.crash_campaign import ensure_branches
 from reliability.fault_run import FaultRunResult, Prober, finish, resumed_text, writers_running
 from reliability.target import Target

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Final
 
+import conformance.mutants.inmemory_bugs as inmemory_bugs
+import conformance.mutants.sqlite_bugs as sqlite_bugs
 from backends.inmemory import InMemoryBackendFactory
 from conformance.examples.toy_sqlite import ToySqliteFactory
-from conformance.mutants import inmemory_bugs, sqlite_bugs
 from conformance.mutants.base import Broken
 from persist_spi.adapter import BackendAdapter, Capabilities
 from persist_spi.registry import BackendFactory

@@ -28,8 +28,8 @@ USAGE_ERROR = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from lochkit.durations import FORMS
-    from lochkit.targets import add_target_arguments
+    from loadgen.durations import FORMS
+    from loadgen.targets.opening import add_target_arguments
     from persist_spi.versionstore.policies import POLICY_NAMES
 
     sub = parser.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
@@ -108,20 +108,20 @@ def parse_writers(text: str) -> tuple[int, ...]:
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
-    from conformance.provisioning import ProvisioningFailed
     from loadgen.experiments.asymmetric import ExperimentError
     from loadgen.nessie_jvm import NessieSideError
-    from lochkit.targets import TargetError
-    from lochkit.usage import UNAVAILABLE, unavailable_errors
-    from persist_spi.errors import LochkitError
+    from loadgen.targets.opening import TargetError
+    from persist_spi.errors import LochkitError, Unreachable
+    from persist_spi.exit_codes import UNAVAILABLE
     from persist_spi.registry import UnknownBackend
+    from provisioning.base import ProvisioningFailed
 
     try:
         return _asymmetric(args)
     except (ValueError, UnknownBackend) as e:
         print(f"lochkit experiment {args.experiment}: {e}", file=sys.stderr)
         return USAGE_ERROR
-    except unavailable_errors() as e:
+    except Unreachable as e:
         print(f"lochkit experiment {args.experiment}: {e}", file=sys.stderr)
         return UNAVAILABLE
     except (
@@ -140,12 +140,12 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
 
 
 def _asymmetric(args: argparse.Namespace) -> int:
+    from loadgen.durations import parse_duration
     from loadgen.experiments import asymmetric as exp
     from loadgen.metrics import serve_metrics
     from loadgen.runs import RunDirectory, default_run_dir
     from loadgen.runs.run_dir import command_line
-    from lochkit.durations import parse_duration
-    from lochkit.targets import check_target_arguments, open_target
+    from loadgen.targets.opening import check_target_arguments, open_target
 
     options = exp.AsymmetricOptions(
         duration_s=parse_duration(args.duration),

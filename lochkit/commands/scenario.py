@@ -1,6 +1,6 @@
 """``lochkit scenario NAME [options] [locust options]``: one of Nessie's perftest simulations on locust.
 
-Everything after NAME goes to locust with lochkit's locustfile (``lochkit/locustfile.py``): the
+Everything after NAME goes to locust with lochkit's locustfile (``loadgen/scenarios/locustfile.py``): the
 target options (``--backend``, ``--url``, ``--uri``...), the scenario's ``--sim-*`` options,
 ``--policy``, ``--out``, ``--metrics-port``, and any locust option (``--users``, ``-r``, ``-t``,
 ``--master``, ``--worker``, ``--json-file``...). ``-t`` takes lochkit's duration forms too; locust's
@@ -33,9 +33,13 @@ def locust_argv(name: str, rest: Sequence[str]) -> list[str]:
 
     if name not in SCENARIOS:
         raise ValueError(f"unknown scenario '{name}'; scenarios: {', '.join(sorted(SCENARIOS))}")
-    import lochkit
+    import importlib.util
 
-    locustfile = Path(lochkit.__file__).parent / "locustfile.py"
+    # Found, not imported: importing it would import locust, which monkey-patches this process.
+    spec = importlib.util.find_spec("loadgen.scenarios.locustfile")
+    assert spec is not None
+    assert spec.origin is not None
+    locustfile = Path(spec.origin)
     rest = list(rest)
     web = "--web" in rest
     if web:
@@ -57,7 +61,7 @@ def _run_time_for_locust(rest: Sequence[str]) -> list[str]:
     """``rest`` with the value of ``-t`` / ``--run-time`` in locust's spelling: a value in any of
     lochkit's duration forms (PT30S, 500ms, 2.5) becomes whole seconds, rounded up; one locust
     reads already is left as given. ValueError naming the forms for anything else."""
-    from lochkit.durations import parse_duration
+    from loadgen.durations import parse_duration
 
     def locust_value(option: str, value: str) -> str:
         if _LOCUST_RUN_TIME.fullmatch(value.strip()):
@@ -153,8 +157,8 @@ def run_raw(argv: Sequence[str]) -> int:
 
 def _print_help(name: str) -> None:
     """lochkit's options of the scenario (locust's own --help does not show a locustfile's)."""
-    from lochkit.durations import FORMS
-    from lochkit.locustfile import add_arguments
+    from loadgen.durations import FORMS
+    from loadgen.scenarios.locustfile import add_arguments
 
     parser = argparse.ArgumentParser(
         prog=f"lochkit scenario {name}",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-import lochkit.targets
+import loadgen.targets.opening
 from loadgen.targets import Target
 from persist_spi.errors import BackendUnavailable
 from persist_spi.versionstore.content import ContentKey
@@ -47,7 +47,7 @@ class _FailingCommits:
 
 def fail_commit(monkeypatch: pytest.MonkeyPatch, fail_at: int, error: BaseException) -> None:
     """Make the next command's target fail its ``fail_at``-th commit with ``error``."""
-    real_open = lochkit.targets.open_target
+    real_open = loadgen.targets.opening.open_target
 
     @contextlib.contextmanager
     def failing_open(*args: Any, **kwargs: Any) -> Iterator[Target]:
@@ -55,7 +55,7 @@ def fail_commit(monkeypatch: pytest.MonkeyPatch, fail_at: int, error: BaseExcept
             target.api = _FailingCommits(target.api, fail_at, error)  # type: ignore[assignment]
             yield target
 
-    monkeypatch.setattr(lochkit.targets, "open_target", failing_open)
+    monkeypatch.setattr(loadgen.targets.opening, "open_target", failing_open)
 
 
 # --- failed and interrupted runs -------------------------------------------------------------------
@@ -78,7 +78,7 @@ def test_a_backend_error_mid_run_still_sums_up_what_was_done(
 
     done = cli(*argv, *rocks.args, "--out", "run")
 
-    assert done.code == 5  # the database cannot be reached: lochkit.usage.UNAVAILABLE
+    assert done.code == 5  # the database cannot be reached: persist_spi.exit_codes.UNAVAILABLE
     lines = done.err.strip().splitlines()
     error = "rocksdb at here: the database went away. restart it"
     assert lines[-1].endswith(f": {error}")  # the one-line error comes last...

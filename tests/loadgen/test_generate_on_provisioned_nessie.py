@@ -16,12 +16,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from conformance import provisioning
-from conformance.servers.nessie import STORE_ENV
-from conformance.servers.versions import NESSIE_VERSION
 from nessie_client import NessieRestClient
 from persist_spi.versionstore.content import ContentKey
 from persist_spi.versionstore.nessie_json import content_type_name
 from persist_spi.versionstore.refs import branch
+from provisioning.servers.nessie import STORE_ENV
+from provisioning.servers.versions import NESSIE_VERSION
 
 if TYPE_CHECKING:  # fixtures of conftest.py
     from .conftest import CliResult

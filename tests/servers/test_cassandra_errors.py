@@ -16,9 +16,6 @@ from typing import Any
 import pytest
 
 from backends.cassandra import CassandraAdapter, CassandraBackendFactory
-from conformance.provisioning import Provisioned
-from conformance.servers.cassandra import PROVISIONER, VERSION
-from conformance.servers.process import free_port
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,
@@ -28,6 +25,9 @@ from persist_spi.errors import (
     BackendUnavailable,
     UnknownOperationResult,
 )
+from provisioning.base import Provisioned
+from provisioning.servers.cassandra import PROVISIONER, VERSION
+from provisioning.servers.process import free_port
 
 pytest.importorskip("cassandra")
 

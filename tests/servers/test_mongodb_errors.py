@@ -18,8 +18,6 @@ import pytest
 from pymongo import MongoClient
 
 from backends.mongodb import SCHEMA_VERSION, MongoAdapter, MongoBackendFactory
-from conformance.servers.mongodb import FerretDB, start_ferretdb
-from conformance.servers.process import free_port
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,
@@ -29,6 +27,8 @@ from persist_spi.errors import (
     BackendUnavailable,
     UnknownOperationResult,
 )
+from provisioning.servers.mongodb import FerretDB, start_ferretdb
+from provisioning.servers.process import free_port
 
 FACTORY = MongoBackendFactory()
 USER = "lochkit-admin"

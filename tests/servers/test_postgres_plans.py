@@ -21,8 +21,8 @@ import psycopg
 import pytest
 
 from backends.postgres import PostgresAdapter, PostgresBackendFactory
-from conformance.servers.postgres import PROVISIONER, PostgresProvisioned
 from persist_spi.adapter import ObjRow
+from provisioning.servers.postgres import PROVISIONER, PostgresProvisioned
 
 OBJECTS = 3_000
 

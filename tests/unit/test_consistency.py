@@ -13,6 +13,8 @@ import pytest
 from backends.inmemory import InMemoryBackendFactory
 from persist_spi.adapter import ObjRow
 from persist_spi.adapter_persist import AdapterPersist
+from persist_spi.check.consistency import RepositoryChecker
+from persist_spi.check.findings import CheckReport, ExitCode, Severity
 from persist_spi.config import StoreConfig
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.store_index import deserialize_index
@@ -25,9 +27,7 @@ from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Put
 from persist_spi.versionstore.refs import branch, tag
 from persist_spi.versionstore.store import VersionStore
-from reliability.check_parquet import FINDINGS_FILE, REFERENCES_FILE, RUNS_FILE, write_parquet
-from reliability.consistency import RepositoryChecker
-from reliability.findings import CheckReport, ExitCode, Severity
+from reports.check_parquet import FINDINGS_FILE, REFERENCES_FILE, RUNS_FILE, write_parquet
 
 MAIN = branch("main")
 
@@ -256,7 +256,7 @@ def test_index_segment_with_keys_out_of_order_is_found() -> None:
 
 
 def test_keys_in_nessies_utf16_order_are_accepted() -> None:
-    from reliability.chains import keys_ascend
+    from persist_spi.check.chains import keys_ascend
 
     assert keys_ascend(["a", "b", "c"])
     assert keys_ascend(["\uffff", "\U00010000"])  # code-point order

@@ -109,7 +109,7 @@ def test_every_plugin_option_the_plugin_page_lists_exists(pytestconfig: pytest.C
 
 
 def test_the_servers_page_names_every_server_lochkit_can_provide() -> None:
-    from conformance.provisioning import provisioners
+    from provisioning.registry import provisioners
 
     table = _page("servers.md").split("## What each server needs", 1)[1].split("\n## ", 1)[0]
     first_cells = re.findall(r"^\| ([^|]+) \|", table, re.M)

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conformance import provisioning
-from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner
-from conformance.servers.process import run_checked
 from persist_spi import progress
+from provisioning.base import Provisioned, ProvisioningFailed, ServerProvisioner
+from provisioning.servers.process import run_checked
 
 pytest_plugins = ["pytester"]
 
@@ -120,7 +120,7 @@ import pytest
 pytest_plugins = ["pytester"]
 from backends.inmemory import InMemoryBackendFactory
 from conformance import provisioning
-from conformance.provisioning import Provisioned, ServerProvisioner
+from provisioning.base import Provisioned, ServerProvisioner
 from conformance.suites.base import ConformanceSuite
 
 

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from conformance import provisioning
-from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner, provision, redact
-from conformance.servers.versions import IMAGES
 from persist_spi.registry import backend_factory
+from provisioning.base import Provisioned, ProvisioningFailed, ServerProvisioner, redact
+from provisioning.registry import provision
+from provisioning.servers.versions import IMAGES
 
 SERVER_BACKENDS = ["postgres", "cockroachdb", "mongodb", "cassandra", "scylladb", "dynamodb"]
 
@@ -128,7 +129,7 @@ def test_redact_hides_only_the_password() -> None:
 def test_toxiproxy_status_is_its_version_once_built_else_the_go_that_builds_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conformance.servers import toxiproxy
+    from provisioning.servers import toxiproxy
 
     monkeypatch.setenv("LOCHKIT_CACHE", str(tmp_path))
     before = toxiproxy.PROVISIONER.local_status("toxiproxy")

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import conformance.all
+from conformance import snippets
 from conformance.rest_counts import (
     COLLECT_ARGS,
     NESSIE,
@@ -23,7 +24,6 @@ from conformance.rest_counts import (
     predicted,
     prediction_of,
 )
-from lochkit import snippets
 
 from .doc_pages import DOCS, ROOT
 

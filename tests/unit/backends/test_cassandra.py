@@ -20,8 +20,6 @@ from backends.cassandra_schema import (
     create_keyspace_cql,
     create_table_cql,
 )
-from conformance.provisioning import ProvisioningFailed
-from conformance.servers import cassandra as server
 from persist_spi.errors import (
     BackendAuthenticationFailed,
     BackendConfigError,
@@ -31,6 +29,8 @@ from persist_spi.errors import (
     UnknownOperationResult,
 )
 from persist_spi.registry import discover_backends
+from provisioning.base import ProvisioningFailed
+from provisioning.servers import cassandra as server
 
 pytest.importorskip("cassandra")
 

@@ -37,8 +37,6 @@ from backends.mongodb import (
 )
 from backends.mongodb_config import CLIENT_DEFAULTS, parse_settings, redact_url
 from backends.mongodb_errors import ErrorContext, mapped_errors, translate
-from conformance.provisioning import ProvisioningFailed
-from conformance.servers import mongodb as provisioning
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,
@@ -47,6 +45,8 @@ from persist_spi.errors import (
     BackendUnavailable,
     UnknownOperationResult,
 )
+from provisioning.base import ProvisioningFailed
+from provisioning.servers import mongodb as provisioning
 
 SECRET = "pa55-Very$ecret"
 CTX = ErrorContext("mongodb://db1:27017/lochkit", "lochkit", has_credentials=True)

@@ -30,8 +30,6 @@ from backends.postgres_sql import (
     expected_columns,
     short_version,
 )
-from conformance.provisioning import ProvisioningFailed
-from conformance.servers import postgres as provisioning
 from persist_spi.errors import (
     BackendAuthenticationFailed,
     BackendConfigError,
@@ -40,6 +38,8 @@ from persist_spi.errors import (
     BackendUnavailable,
     UnknownOperationResult,
 )
+from provisioning.base import ProvisioningFailed
+from provisioning.servers import postgres as provisioning
 
 SECRET = "s3cr%t:p@ss/word"
 ENCODED = "s3cr%25t%3Ap%40ss%2Fword"
@@ -383,7 +383,7 @@ def test_modules_import_without_the_driver() -> None:
         sys.modules["psycopg"] = None  # makes "import psycopg" fail
         sys.modules["psycopg_pool"] = None
         import backends.postgres as backend
-        import conformance.servers.postgres as servers
+        import provisioning.servers.postgres as servers
         factory = backend.PostgresBackendFactory()
         assert factory.capabilities.multi_process
         assert servers.PROVISIONER.backends == ("postgres", "cockroachdb")

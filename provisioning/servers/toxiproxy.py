@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance.provisioning import LocalServerStatus, Provisioned, ServerProvisioner
-from conformance.servers import requirements
-from conformance.servers.gobuild import binary_reports, build_go_binary
-from conformance.servers.process import LocalServer, cache_path, free_port
-from conformance.servers.versions import LOCAL
+from provisioning.base import LocalServerStatus, Provisioned, ServerProvisioner
+from provisioning.servers import requirements
+from provisioning.servers.gobuild import binary_reports, build_go_binary
+from provisioning.servers.process import LocalServer, cache_path, free_port
+from provisioning.servers.versions import LOCAL
 
 _PACKAGE: Final = LOCAL["toxiproxy"]  # github.com/Shopify/toxiproxy/v2/cmd/server@vX.Y.Z
 _MODULE: Final = _PACKAGE.split("/cmd/", 1)[0]

@@ -11,8 +11,8 @@ import datetime
 from pathlib import Path
 from typing import Any
 
+from persist_spi.check.findings import CheckReport, Severity
 from persist_spi.errors import LochkitError
-from reliability.findings import CheckReport, Severity
 
 FINDINGS_FILE = "check_findings.parquet"
 REFERENCES_FILE = "check_references.parquet"

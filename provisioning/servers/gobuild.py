@@ -18,8 +18,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from conformance.provisioning import ProvisioningFailed
-from conformance.servers.process import run_checked
+from provisioning.base import ProvisioningFailed
+from provisioning.servers.process import run_checked
 
 
 def build_go_binary(

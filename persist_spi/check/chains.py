@@ -14,13 +14,13 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from persist_spi.check.findings import CheckReport, Finding, ReferenceSummary, Severity
+from persist_spi.check.probe import Undecodable, probe_objects
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.store_index import deserialize_index
 from persist_spi.objs import CommitObj, IndexObj, IndexSegmentsObj, IndexStripe
 from persist_spi.persist import Persist
-from reliability.findings import CheckReport, Finding, ReferenceSummary, Severity
-from reliability.probe import Undecodable, probe_objects
 
 
 @dataclass(frozen=True)

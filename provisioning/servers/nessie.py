@@ -23,15 +23,15 @@ import urllib.request
 from pathlib import Path
 from typing import Final
 
-from conformance.provisioning import (
+from provisioning.base import (
     LocalServerStatus,
     Provisioned,
     ProvisioningFailed,
     Requirement,
     ServerProvisioner,
 )
-from conformance.servers import requirements, versions
-from conformance.servers.process import LocalServer, cache_dir, cache_path, free_port, run_checked
+from provisioning.servers import requirements, versions
+from provisioning.servers.process import LocalServer, cache_dir, cache_path, free_port, run_checked
 
 COORDINATES: Final = versions.LOCAL["nessie"]
 VERSION: Final = COORDINATES.split(":")[2]

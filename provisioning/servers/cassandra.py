@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from conformance.provisioning import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
-from conformance.servers import requirements, versions
-from conformance.servers.process import (
+from persist_spi import hints
+from provisioning.base import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
+from provisioning.servers import requirements, versions
+from provisioning.servers.process import (
     LocalServer,
     RestartableServer,
     cache_dir,
@@ -28,7 +29,6 @@ from conformance.servers.process import (
     maven_fetch,
     port_answers,
 )
-from persist_spi import hints
 
 #: Maven coordinates of the server, e.g. ``org.apache.cassandra:cassandra-all:5.0.9``.
 COORDINATES: Final = versions.LOCAL["cassandra"]

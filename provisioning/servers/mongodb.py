@@ -3,7 +3,7 @@
 No ``mongod`` can be installed from the registries this project reaches, but FerretDB 1.x (which
 speaks MongoDB's wire protocol and stores documents in SQLite) can be built from the Go module proxy.
 
-It is built by :mod:`conformance.servers.gobuild`, which writes the generated
+It is built by :mod:`provisioning.servers.gobuild`, which writes the generated
 ``build/version/version.txt`` a FerretDB binary needs at start (a plain ``go install`` build
 panics without it).
 """
@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance.provisioning import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
-from conformance.servers import requirements
-from conformance.servers.gobuild import binary_reports, build_go_binary
-from conformance.servers.process import LocalServer, RestartableServer, cache_path, free_port
-from conformance.servers.versions import IMAGES, LOCAL
 from persist_spi import hints
+from provisioning.base import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
+from provisioning.servers import requirements
+from provisioning.servers.gobuild import binary_reports, build_go_binary
+from provisioning.servers.process import LocalServer, RestartableServer, cache_path, free_port
+from provisioning.servers.versions import IMAGES, LOCAL
 
 _PACKAGE: Final = LOCAL["mongodb"]  # github.com/FerretDB/FerretDB/cmd/ferretdb@vX.Y.Z
 _MODULE: Final = _PACKAGE.split("/cmd/", 1)[0]

@@ -10,8 +10,8 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance.provisioning import LocalServerStatus, Requirement
-from conformance.servers.process import maven_fetched
+from provisioning.base import LocalServerStatus, Requirement
+from provisioning.servers.process import maven_fetched
 
 
 def _output(cmd: Sequence[str]) -> str:
@@ -65,7 +65,7 @@ def go(minimum: tuple[int, int], builds: str) -> Requirement:
 
 
 def maven_jars_status(backend: str, server: str, dest: Path) -> LocalServerStatus:
-    """A JVM server whose jars :func:`~conformance.servers.process.maven_fetch` puts in ``dest``:
+    """A JVM server whose jars :func:`~provisioning.servers.process.maven_fetch` puts in ``dest``:
     installed once fetched; running needs Java 17+, fetching Maven too."""
     if maven_fetched(dest):
         return LocalServerStatus(backend, f"{server} in {dest / 'lib'}", (java(17),))

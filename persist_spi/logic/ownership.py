@@ -27,8 +27,10 @@ from typing import Final
 
 from persist_spi import hints
 from persist_spi.adapter import BackendAdapter
+from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.errors import LochkitError
+from persist_spi.logic.repository_logic import RepositoryLogic
 
 #: Every scratch repository id starts with this.
 SCRATCH_PREFIX: Final = "lochkit-scratch-"
@@ -93,9 +95,6 @@ def survey(adapter: BackendAdapter, *, limit: int = _NAMED) -> Survey:
 def _owner(adapter: BackendAdapter, repository_id: str) -> str | None:
     """The owner property of a repository's description; None when it has none or cannot be read
     (then it is not ours to touch)."""
-    from persist_spi.adapter_persist import AdapterPersist
-    from persist_spi.logic.repository_logic import RepositoryLogic
-
     try:
         persist = AdapterPersist(adapter, StoreConfig(repository_id=repository_id))
         description = RepositoryLogic(persist).fetch_repository_description()

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from conformance.provisioning import ProvisioningFailed
 from persist_spi import progress
+from provisioning.base import ProvisioningFailed
 
 _RUNNING: list[LocalServer] = []
 #: Lines of an install command's stderr kept for its error message.

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import importlib
 
-from conformance.provisioning import ServerProvisioner
+from provisioning.base import ServerProvisioner
 
 _MODULES = (
-    "conformance.servers.postgres",
-    "conformance.servers.mongodb",
-    "conformance.servers.cassandra",
-    "conformance.servers.dynamodb",
-    "conformance.servers.nessie",
-    "conformance.servers.toxiproxy",
+    "provisioning.servers.postgres",
+    "provisioning.servers.mongodb",
+    "provisioning.servers.cassandra",
+    "provisioning.servers.dynamodb",
+    "provisioning.servers.nessie",
+    "provisioning.servers.toxiproxy",
 )
 
 

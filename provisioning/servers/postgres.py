@@ -22,11 +22,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.provisioning import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
-from conformance.servers import requirements
-from conformance.servers.process import LocalServer, RestartableServer, free_port, run_checked
-from conformance.servers.versions import IMAGES
 from persist_spi import hints
+from provisioning.base import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
+from provisioning.servers import requirements
+from provisioning.servers.process import LocalServer, RestartableServer, free_port, run_checked
+from provisioning.servers.versions import IMAGES
 
 POSTGRES_URL = "postgresql://USER:PASSWORD@HOST:5432/DATABASE"
 SERVER_ACCOUNT = "postgres"

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from conformance.provisioning import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
-from conformance.servers import requirements, versions
-from conformance.servers.process import (
+from provisioning.base import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
+from provisioning.servers import requirements, versions
+from provisioning.servers.process import (
     LocalServer,
     RestartableServer,
     cache_dir,

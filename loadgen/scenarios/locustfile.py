@@ -44,7 +44,7 @@ _state: dict[str, Any] = {}
 
 def add_arguments(parser: Any) -> None:
     """lochkit's options on locust's parser (also printed by ``lochkit scenario NAME --help``)."""
-    from lochkit.targets import add_target_arguments
+    from loadgen.targets.opening import add_target_arguments
     from persist_spi.versionstore.policies import POLICY_NAMES
 
     add_target_arguments(parser, short_options=False, writes_test_data=True)
@@ -102,7 +102,7 @@ def _own_store_per_process(opts: Any) -> bool:
     users then loads a store of its own: in distributed mode the master opens none (it runs no
     users; a store it set up would be seen by no worker, and a directory it held would be locked
     for a worker on the same machine), and every worker runs the scenario's setup on its own."""
-    from lochkit.targets import NESSIE
+    from loadgen.targets.opening import NESSIE
     from persist_spi.registry import UnknownBackend, backend_factory
 
     backend = getattr(opts, "backend", None)
@@ -115,12 +115,12 @@ def _own_store_per_process(opts: Any) -> bool:
 
 
 def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
-    from conformance.provisioning import ProvisioningFailed
     from loadgen.runs import RunDirectory, default_run_dir
+    from loadgen.targets.opening import TargetError, check_target_arguments, open_target
     from loadgen.targets.policy import apply_policy
-    from lochkit.targets import TargetError, check_target_arguments, open_target
-    from lochkit.usage import UNAVAILABLE, unavailable_errors
-    from persist_spi.errors import LochkitError
+    from persist_spi.errors import LochkitError, Unreachable
+    from persist_spi.exit_codes import UNAVAILABLE
+    from provisioning.base import ProvisioningFailed
 
     opts = environment.parsed_options
     if opts is None or getattr(opts, "list_commands", False):
@@ -146,7 +146,7 @@ def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
             opts.policy = apply_policy(target, opts.policy)
     except ValueError as e:
         _fail(str(e))
-    except unavailable_errors() as e:
+    except Unreachable as e:
         _fail(str(e), UNAVAILABLE)
     except (TargetError, LochkitError, ProvisioningFailed, OSError) as e:
         _fail(str(e), 1)

@@ -9,7 +9,7 @@ It reads a live repository only through the Persist contract, as any lochkit pro
    name and none for the others. Half-done creates and deletes are what a process that died between
    the steps of ``ReferenceLogic`` leaves; they are reported (and finished with ``repair``, through
    the same recovery every read performs). A row the registry does not list is an error;
-4. each reference's commit chain (see :mod:`reliability.chains`);
+4. each reference's commit chain (see :mod:`persist_spi.check.chains`);
 5. the commit-target lease of each branch (``int/commit-lease/<branch>``, written by the
    ``coordinated`` commit policy) where there is one: its pointer is a ticket-lock state, not an
    object id, so it is decoded as a lease instead of walked as a chain.
@@ -25,6 +25,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from persist_spi.check.chains import ChainVerifier
+from persist_spi.check.findings import CheckReport, Finding, ReferenceSummary, Severity
+from persist_spi.check.probe import Undecodable, probe_objects
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.store_index import deserialize_index
 from persist_spi.logic.commit_lease import LEASE_PREFIX, LeaseState, lease_ref_name
@@ -35,9 +38,6 @@ from persist_spi.logic.repository_logic import RepositoryLogic
 from persist_spi.objs import CommitObj, RefObj, TagObj
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
-from reliability.chains import ChainVerifier
-from reliability.findings import CheckReport, Finding, ReferenceSummary, Severity
-from reliability.probe import Undecodable, probe_objects
 
 #: Reference rows per bulk read.
 ROWS_BATCH = 50

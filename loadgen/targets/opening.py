@@ -47,7 +47,7 @@ def add_target_arguments(
     the Nessie server options (``--uri``, ``-o``, ``--nessie-client``), for a command that only
     opens lochkit backends (``lochkit serve``): its help then offers only what it accepts.
     ``writes_test_data``: a load command, which refuses a database holding someone's data unless
-    given ``--allow-existing-data`` (see :mod:`persist_spi.ownership`)."""
+    given ``--allow-existing-data`` (see :mod:`persist_spi.logic.ownership`)."""
     embedded = (
         "rocksdb keeps its data in .lochkit/data/rocksdb between commands; inmemory lives for one "
         "command only"
@@ -162,10 +162,11 @@ def names_nessie_server(args: argparse.Namespace) -> bool:
 
 
 def check_target_arguments(args: argparse.Namespace) -> None:
-    """:class:`~lochkit.usage.UsageError` for target options that cannot apply together, so a
+    """:class:`~persist_spi.errors.UsageError` for target options that cannot apply together, so a
     command refuses them before it opens, starts or writes anything (:func:`open_target` checks
     again, for callers that did not)."""
-    from lochkit.usage import UsageError, url_problem
+    from persist_spi.errors import UsageError
+    from persist_spi.registry import url_problem
 
     backend = getattr(args, "backend", None)
     nessie_uri = getattr(args, "nessie_uri", None)  # absent where add_target_arguments(nessie=False)
@@ -211,7 +212,7 @@ def check_target_arguments(args: argparse.Namespace) -> None:
 
 
 def _options(raw: list[str]) -> dict[str, str]:
-    from lochkit.usage import UsageError
+    from persist_spi.errors import UsageError
 
     options: dict[str, str] = {}
     for chunk in raw:
@@ -226,7 +227,7 @@ def _options(raw: list[str]) -> dict[str, str]:
 
 
 #: Why a command opens a target, which decides what it may do to the repository:
-#: ``load`` writes test data (guarded, see :mod:`persist_spi.ownership`, and a repository it creates
+#: ``load`` writes test data (guarded, see :mod:`persist_spi.logic.ownership`, and a repository it creates
 #: is marked as a load repository); ``serve`` creates the repository when missing (the user's data);
 #: ``existing`` reads or maintains a repository that must already exist (in a store the command
 #: made itself, such as ``inmemory``, it starts empty, as on a fresh Nessie server).
@@ -278,23 +279,23 @@ def _open(args: argparse.Namespace, sources: StoreSources, purpose: Purpose) -> 
 def _check_nessie_store(store: str | None, backend: str | None) -> None:
     if store is None:
         return
-    from lochkit.usage import UsageError
+    from persist_spi.errors import UsageError
 
     if backend != NESSIE:
         raise UsageError(
             "--nessie-store chooses the store of a Nessie server lochkit starts: give it with "
             "--backend nessie, or leave it out"
         )
-    from conformance.servers.nessie import STORE_TYPES
+    from provisioning.servers.nessie import STORE_TYPES
 
     if store not in STORE_TYPES:
         raise UsageError(f"--nessie-store {store}: use one of {', '.join(STORE_TYPES)}")
 
 
 def _provisioned_nessie(args: argparse.Namespace, options: dict[str, str]) -> Target:
-    from conformance.provisioning import provision
-    from conformance.workdir import make_workdir, remove_workdir
     from loadgen.targets.nessie_rest import nessie_target
+    from provisioning.registry import provision
+    from provisioning.workdir import make_workdir, remove_workdir
 
     workdir = make_workdir("nessie")
     urls = {NESSIE: args.url} if args.url else {}
@@ -327,7 +328,7 @@ def _nessie_store(store: str | None) -> Iterator[None]:
         return
     import os
 
-    from conformance.servers.nessie import STORE_ENV
+    from provisioning.servers.nessie import STORE_ENV
 
     previous = os.environ.get(STORE_ENV)
     os.environ[STORE_ENV] = store
@@ -341,12 +342,13 @@ def _nessie_store(store: str | None) -> Iterator[None]:
 
 
 def _in_process(args: argparse.Namespace, backend: str, sources: StoreSources, purpose: Purpose) -> Target:
-    from conformance.provisioning import provision, redact
-    from conformance.workdir import make_workdir, remove_workdir
     from loadgen.targets.in_process import in_process_target
     from persist_spi.config import StoreConfig
-    from persist_spi.ownership import guard_database, load_properties
+    from persist_spi.logic.ownership import guard_database, load_properties
     from persist_spi.registry import backend_factory
+    from provisioning.base import redact
+    from provisioning.registry import provision
+    from provisioning.workdir import make_workdir, remove_workdir
 
     factory = backend_factory(backend)
     url = args.url
