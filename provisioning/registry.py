@@ -20,13 +20,13 @@ from pathlib import Path
 
 from persist_spi import hints, progress
 from persist_spi.registry import BackendFactory
+from provisioning import base
 from provisioning.base import (
     ENTRY_POINT_GROUP,
     METHODS,
     Provisioned,
     ProvisioningFailed,
     ServerProvisioner,
-    docker_engine_available,
 )
 from provisioning.servers import BUILTIN_PROVISIONERS
 from provisioning.servers.versions import IMAGES
@@ -124,6 +124,6 @@ def provision(
             f"{hints.pass_url(backend, 'URL')}"
         )
     workdir.mkdir(parents=True, exist_ok=True)
-    if method == "testcontainers" or (method == "auto" and docker_engine_available()):
+    if method == "testcontainers" or (method == "auto" and base.docker_engine_available()):
         return _from_testcontainers(provisioner, backend, workdir)
     return start_local(backend, workdir)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import provisioning
 from persist_spi.registry import backend_factory
+from provisioning import base, registry
 from provisioning.base import Provisioned, ProvisioningFailed, ServerProvisioner, redact
 from provisioning.registry import provision
 from provisioning.servers.versions import IMAGES
@@ -84,8 +84,8 @@ def test_auto_uses_containers_only_when_an_engine_answers(
     engine: bool, expected: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     recording = Recording()
-    monkeypatch.setattr(provisioning, "provisioners", lambda: {"postgres": recording})
-    monkeypatch.setattr(provisioning, "docker_engine_available", lambda: engine)
+    monkeypatch.setattr(registry, "provisioners", lambda: {"postgres": recording})
+    monkeypatch.setattr(base, "docker_engine_available", lambda: engine)
     _provision("postgres", tmp_path)
     assert recording.calls == [expected]
 
@@ -94,7 +94,7 @@ def test_a_recipe_failing_inside_the_docker_client_becomes_one_clear_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     recording = Recording(fail_with=ConnectionError("socket closed"))
-    monkeypatch.setattr(provisioning, "provisioners", lambda: {"postgres": recording})
+    monkeypatch.setattr(registry, "provisioners", lambda: {"postgres": recording})
     with pytest.raises(ProvisioningFailed) as e:
         _provision("postgres", tmp_path, method="testcontainers")
     message = str(e.value)
@@ -104,7 +104,7 @@ def test_a_recipe_failing_inside_the_docker_client_becomes_one_clear_message(
 
 @pytest.mark.usefixtures("no_docker_engine")
 def test_without_an_engine_auto_does_not_choose_containers() -> None:
-    assert provisioning.docker_engine_available() is False
+    assert base.docker_engine_available() is False
 
 
 @pytest.mark.usefixtures("no_docker_engine")
