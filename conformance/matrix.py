@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final, TypeGuard
 
 from conformance import snippets
+from persist_spi.errors import InputError
 
 #: Suite groups in the order a reader meets them: the contract, the logic above it, Nessie's
 #: model, the cache. Groups not listed here follow in alphabetical order.
@@ -35,7 +36,7 @@ LEGEND: Final = (
 )
 
 
-class ReportError(ValueError):
+class ReportError(InputError):
     """The file is not a conformance report; the message says what is wrong with it."""
 
 

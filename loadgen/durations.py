@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from persist_spi.errors import InputError
+
 #: The forms, as every option's help and every error message shows them.
 FORMS: Final = "10s, 2m, 1h30m, 500ms, ISO-8601 (PT30S, P1DT2H) or plain seconds (30, 2.5)"
 
@@ -19,7 +21,7 @@ _UNIT_PART: Final = re.compile(r"(\d+(?:\.\d+)?)(ms|d|h|m|s)")
 _ISO: Final = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:[.,]\d+)?)S)?)?")
 
 
-class DurationError(ValueError):
+class DurationError(InputError):
     """A value that is not a duration; the message names the option and the accepted forms."""
 
 

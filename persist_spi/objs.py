@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Final, Self
 
+from persist_spi.errors import InputError
 from persist_spi.hashing import ObjIdHasher
 from persist_spi.headers import EMPTY_COMMIT_HEADERS, CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId, trusted_obj_id
@@ -281,4 +282,4 @@ def unique_id_for_uuid(space: str, value: uuid.UUID) -> UniqueIdObj:
 
 def check_payload(payload: int) -> None:
     if not 0 <= payload <= 127:
-        raise ValueError(f"Payload {payload} is out of range; payloads are 0..127")
+        raise InputError(f"Payload {payload} is out of range; payloads are 0..127")

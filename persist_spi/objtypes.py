@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Final, TypeVar
 
+from persist_spi.errors import InputError
+
 if TYPE_CHECKING:
     from persist_spi.objs import Obj
 
@@ -68,7 +70,7 @@ class ObjTypeRegistry:
             taken.discard(None)
             if taken:
                 clash = ", ".join(f"{t.name}/{t.short_name}" for t in taken if t is not None)
-                raise ValueError(
+                raise InputError(
                     f"Object type {obj_type.name}/{obj_type.short_name} clashes with the registered "
                     f"type(s) {clash}; names and short names must be unique across all types"
                 )

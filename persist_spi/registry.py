@@ -18,6 +18,7 @@ from importlib.metadata import entry_points
 from typing import Any, Final, TypeVar
 
 from persist_spi.adapter import BackendAdapter, Capabilities
+from persist_spi.errors import InputError
 
 ENTRY_POINT_GROUP: Final = "lochkit.backends"
 
@@ -95,7 +96,7 @@ class BackendEntry:
         return self.factory is not None and not self.factory.missing_modules()
 
 
-class UnknownBackend(ValueError):
+class UnknownBackend(InputError):
     pass
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from conformance.matrix import is_report
+from persist_spi.errors import InputError as LochkitInputError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -52,7 +53,7 @@ ACCEPTED: Final = (
 )
 
 
-class InputError(ValueError):
+class InputError(LochkitInputError):
     """An input cannot be used; the message names it and says what to do."""
 
 

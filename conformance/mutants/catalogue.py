@@ -18,6 +18,7 @@ from backends.inmemory import InMemoryBackendFactory
 from conformance.examples.toy_sqlite import ToySqliteFactory
 from conformance.mutants.base import Broken
 from persist_spi.adapter import BackendAdapter, Capabilities
+from persist_spi.errors import InputError
 from persist_spi.registry import BackendFactory
 
 #: The guarantees the suites check for every adapter; each has at least one mutant.
@@ -103,7 +104,7 @@ CONTROLS: Final[Mapping[str, type[BackendFactory]]] = {
 }
 
 
-class UnknownMutant(ValueError):
+class UnknownMutant(InputError):
     pass
 
 

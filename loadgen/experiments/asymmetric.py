@@ -33,6 +33,7 @@ from loadgen.runs.events import OK, RETRY_TIMEOUT, Event, EventWriter
 from loadgen.targets.connect import connect
 from loadgen.targets.policy import apply_policy
 from loadgen.targets.target import Target, TargetConnection
+from persist_spi.errors import LochkitError
 from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.content import ContentKey, IcebergTable
 from persist_spi.versionstore.errors import ReferenceConflictError, ReferenceRetryFailureError
@@ -48,7 +49,7 @@ MAX_ERRORS_IN_A_ROW: Final = 20
 START_TIMEOUT_S: Final = 180.0
 
 
-class ExperimentError(Exception):
+class ExperimentError(LochkitError):
     """The experiment could not run; the message says why and what to do."""
 
 

@@ -6,9 +6,10 @@ import random
 from collections import deque
 
 from loadgen.keygen.functions import Func, resolve
+from persist_spi.errors import InputError
 
 
-class KeyPatternError(ValueError):
+class KeyPatternError(InputError):
     """A pattern that does not parse; the message names the pattern and the column."""
 
 

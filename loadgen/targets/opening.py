@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from loadgen.targets import Target, TargetConnection
+from persist_spi.errors import LochkitError
 from persist_spi.versionstore.sources import DEFAULT_SOURCES, StoreSources
 
 #: Where an embedded backend keeps its data between commands, relative to the working directory.
@@ -31,7 +32,7 @@ PERSISTENT_EMBEDDED: Final = ("rocksdb",)
 NESSIE: Final = "nessie"
 
 
-class TargetError(Exception):
+class TargetError(LochkitError):
     """The target could not be opened; the message says why and what to do."""
 
 

@@ -19,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from operator import itemgetter
 
+from persist_spi.errors import InputError
 from persist_spi.indexes.base import StoreIndex, Updater, check_range, in_range_filter
 from persist_spi.indexes.elements import (
     Action,
@@ -219,7 +220,7 @@ class StoreIndexImpl(StoreIndex):
         """Split into ``parts`` indexes of ``len // parts`` elements, the last taking the rest."""
         size = len(self._keys)
         if parts <= 0 or parts > size:
-            raise ValueError(f"Number of parts {parts} must be between 1 and the element count {size}")
+            raise InputError(f"Number of parts {parts} must be between 1 and the element count {size}")
         per_part = size // parts
         result = []
         for p in range(parts):

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from persist_spi.errors import ObjNotFound, ObjTooLarge
+from persist_spi.errors import InputError, LochkitError, ObjNotFound, ObjTooLarge
 from persist_spi.hashing import ObjIdHasher
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
@@ -340,7 +340,7 @@ class DiffEntry:
     to_op: CommitOp | None
 
 
-class CommitNotFound(LookupError):
+class CommitNotFound(LochkitError, LookupError):
     def __init__(self, commit_id: ObjId) -> None:
         self.commit_id = commit_id
         super().__init__(f"Commit '{commit_id}' not found")
@@ -381,7 +381,7 @@ def _preprocess(create: CreateCommit) -> tuple[set[StoreKey], set[StoreKey]]:
     removed: set[StoreKey] = set()
     for remove in create.removes:
         if remove.key in keys:
-            raise ValueError(f"Duplicate key: {remove.key}")
+            raise InputError(f"Duplicate key: {remove.key}")
         keys.add(remove.key)
         removed.add(remove.key)
     re_added: set[StoreKey] = set()
@@ -389,17 +389,17 @@ def _preprocess(create: CreateCommit) -> tuple[set[StoreKey], set[StoreKey]]:
     for add in create.adds:
         if add.key in keys:
             if add.key not in removed:
-                raise ValueError(f"Duplicate key: {add.key}")
+                raise InputError(f"Duplicate key: {add.key}")
             removed.discard(add.key)
             re_added.add(add.key)
         keys.add(add.key)
         if add.content_id is not None:
             if add.content_id in content_ids:
-                raise ValueError(f"Duplicate content ID: {add.content_id} for key: {add.key}")
+                raise InputError(f"Duplicate content ID: {add.content_id} for key: {add.key}")
             content_ids.add(add.content_id)
     for unchanged in create.unchanged:
         if unchanged.key in keys:
-            raise ValueError(f"Duplicate key: {unchanged.key}")
+            raise InputError(f"Duplicate key: {unchanged.key}")
         keys.add(unchanged.key)
     return keys, re_added
 

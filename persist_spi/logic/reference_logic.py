@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from persist_spi.clock import DEFAULT_CLOCK
-from persist_spi.errors import ObjNotFound, RefAlreadyExists, RefConditionFailed, RefNotFound
+from persist_spi.errors import InputError, ObjNotFound, RefAlreadyExists, RefConditionFailed, RefNotFound
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
@@ -410,7 +410,7 @@ class ReferenceLogic:
 
 def _check_not_internal(name: str, what: str) -> None:
     if is_internal(name):
-        raise ValueError(f"Cannot {what} reference {name}: internal references are managed by lochkit itself")
+        raise InputError(f"Cannot {what} reference {name}: internal references are managed by lochkit itself")
 
 
 def _change_headers(operation: str, name: str, pointer: ObjId) -> CommitHeaders:

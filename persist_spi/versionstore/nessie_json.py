@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from persist_spi.errors import ObjTooLarge
+from persist_spi.errors import InputError, ObjTooLarge
 from persist_spi.ids import ObjId
 from persist_spi.versionstore.content import (
     CONTENT_TYPES,
@@ -71,7 +71,7 @@ _REF_TYPES: Final = {RefKind.BRANCH: "BRANCH", RefKind.TAG: "TAG"}
 _REF_KINDS: Final = {v: k for k, v in _REF_TYPES.items()}
 
 
-class NessieJsonError(ValueError):
+class NessieJsonError(InputError):
     """A JSON document that does not have the shape the API defines (names the field)."""
 
 
