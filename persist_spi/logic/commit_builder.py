@@ -50,7 +50,7 @@ class LoadedParent:
     reference_index: StoreIndex | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ParentStart:
     """What a new commit takes over from its parent (or from nothing, for a first commit)."""
 

@@ -95,7 +95,14 @@ class CommitLogic:
             if parent_id != EMPTY_OBJ_ID:
                 raise ValueError(f"Commit to build points to non-existing parent commit {parent_id}")
             index = new_index()
-            return ParentStart((parent_id,), 1, index, index, None, ())
+            return ParentStart(
+                tail=(parent_id,),
+                seq=1,
+                index=index,
+                full_index=index,
+                reference_index=None,
+                reference_index_stripes=(),
+            )
         keep = max(0, min(self.persist.config.parents_per_commit - 1, len(parent.tail)))
         # The child's index starts as the parent's incremental index, rewritten; the complete view
         # shares it. Operations added later only touch keys already checked (each key is handled
@@ -108,12 +115,12 @@ class CommitLogic:
         else:
             full_index = self.indexes.build_complete_index(parent, index)
         return ParentStart(
-            (parent_id, *parent.tail[:keep]),
-            parent.seq + 1,
-            index,
-            full_index,
-            parent.reference_index,
-            parent.reference_index_stripes,
+            tail=(parent_id, *parent.tail[:keep]),
+            seq=parent.seq + 1,
+            index=index,
+            full_index=full_index,
+            reference_index=parent.reference_index,
+            reference_index_stripes=parent.reference_index_stripes,
         )
 
     # --- storing ---------------------------------------------------------------------------------
