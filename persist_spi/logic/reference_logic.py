@@ -29,7 +29,7 @@ from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import IndexElement
 from persist_spi.keys import key_from_string
 from persist_spi.logic.commit_logic import CommitLogic
-from persist_spi.logic.conflicts import CommitConflictError, ConflictType
+from persist_spi.logic.conflicts import CommitConflictError, ConflictResolution, ConflictType
 from persist_spi.logic.create_commit import Add, CreateCommit, Remove
 from persist_spi.logic.internal_refs import REF_REFS, is_internal, ref_key
 from persist_spi.logic.retry import RetryNeeded, commit_retry
@@ -323,9 +323,7 @@ class ReferenceLogic:
 
     def _store(self, create: CreateCommit) -> CommitObj:
         # Replayed operations are applied as they were; history is rewritten, not re-validated.
-        from persist_spi.logic.conflicts import ConflictResolution
-
-        commit = self.commits.build_commit_obj(create, lambda _: ConflictResolution.ADD)
+        commit = self.commits.build_commit_obj(create, conflict_handler=lambda _: ConflictResolution.ADD)
         stored = self.commits.store_commit(commit)
         if stored.commit is None:
             raise RuntimeError(f"Hash collision detected for commit {commit.id}")

@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
+from persist_spi.versionstore.path_string import elements_from_path_string, to_path_string
+
 MAX_KEY_LENGTH: Final = 500
 
 
@@ -42,13 +44,9 @@ class ContentKey:
     @classmethod
     def from_path_string(cls, encoded: str) -> ContentKey:
         """Nessie's path-string form (see :mod:`persist_spi.versionstore.path_string`)."""
-        from persist_spi.versionstore.path_string import elements_from_path_string
-
         return cls(tuple(elements_from_path_string(encoded)))
 
     def to_path_string(self) -> str:
-        from persist_spi.versionstore.path_string import to_path_string
-
         return to_path_string(self.elements)
 
     @property

@@ -68,11 +68,11 @@ def test_chain_replays_with_nessies_ids(chain: dict[str, Any]) -> None:
         handler = ConflictResolution[record["conflict_handler"]]
         if "conflicts" in record:
             with pytest.raises(CommitConflictError) as e:
-                logic.build_commit_obj(create, lambda c, h=handler: h)
+                logic.build_commit_obj(create, conflict_handler=lambda c, h=handler: h)
             got = [(list(c.key.split("\x00")), c.conflict_type.name) for c in e.value.conflicts]
             assert got == [(c["key"], c["type"]) for c in record["conflicts"]], record["name"]
             continue
-        built = logic.build_commit_obj(create, lambda c, h=handler: h)
+        built = logic.build_commit_obj(create, conflict_handler=lambda c, h=handler: h)
         if not record["java_header_order_is_sorted"]:
             # Deliberate difference: lochkit hashes header names sorted, Nessie in HashMap order.
             assert built.id.hex() != record["id"]
