@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from report_job.events import event
+from .events import event
 from reports import run_metrics as rm
 
 
