@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lochkit.cli import main as lochkit
+
 from .real_load import run_load
 
 SCREENSHOT = Path(".lochkit") / "report-screenshot.png"
