@@ -355,6 +355,9 @@ class RocksDBBackendFactory(BackendFactory):
         opts = _options(url, options)
         return RocksDBAdapter(data_directory(url), sync_writes=_flag(opts.get("sync")))
 
+    def store_url_in(self, directory: Path) -> str:
+        return str(directory)
+
     def open_existing(
         self, url: str | None = None, options: Mapping[str, Any] | None = None, *, read_only: bool = True
     ) -> RocksDBAdapter:

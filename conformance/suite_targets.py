@@ -130,7 +130,7 @@ def missing_target_capability(target: SuiteTarget, needed: Iterable[str]) -> str
 def missing_backend_capability(backend: str, caps: Capabilities, needed: Iterable[str]) -> str | None:
     """Why ``backend`` (declaring ``caps``) skips a test that needs ``needed``, if it does."""
     for capability in needed:
-        if capability not in TARGET_CAPABILITIES and not getattr(caps, capability):
+        if capability not in TARGET_CAPABILITIES and not caps.declares(capability):
             because = caps.capability_reasons.get(capability)
             detail = f": {because}" if because else ""
             return f"{backend} does not declare capability '{capability}'{detail}"

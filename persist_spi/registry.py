@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from persist_spi.adapter import BackendAdapter, Capabilities
@@ -62,6 +63,14 @@ class BackendFactory(ABC):
         ``setup_schema()``): it connects and verifies the schema. A backend whose ``create`` makes
         something (a directory, a file) or that can open read-only overrides it."""
         return verified(self.create(url, options))
+
+    def store_url_in(self, directory: Path) -> str | None:
+        """The URL of a store of this backend kept in ``directory`` (which exists and is empty), for
+        a backend whose data lives in files: the conformance suites open such a store, close it and
+        open it again, to prove that a backend declaring ``durable`` keeps its data. None (the
+        default) for a backend whose data lives elsewhere (in memory, or on a server, where the
+        suites open a second connection to the server under test instead)."""
+        return None
 
     def missing_modules(self) -> list[str]:
         return [m for m in self.required_modules if importlib.util.find_spec(m) is None]

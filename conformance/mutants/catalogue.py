@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
@@ -37,6 +38,7 @@ GUARANTEES: Final = (
     "upserts",
     "deletes",
     "calls return",
+    "durability",
 )
 
 
@@ -53,7 +55,10 @@ class MutantFactory(BackendFactory):
         return self.adapter_class.CAPABILITIES
 
     def create(self, url: str | None = None, options: Mapping[str, Any] | None = None) -> BackendAdapter:
-        return self.adapter_class.open()
+        return self.adapter_class.open(url)
+
+    def store_url_in(self, directory: Path) -> str | None:
+        return self.adapter_class.store_url_in(directory)
 
 
 @dataclass(frozen=True)

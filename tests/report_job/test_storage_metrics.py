@@ -15,12 +15,13 @@ from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Put
 from persist_spi.versionstore.refs import branch
 from persist_spi.versionstore.store import VersionStore
-from report_job.test_inventory import SMALL_INDEX, make_repository
 from reports import storage_metrics as sm
 from reports.inputs import HadoopFs, LocalFs, discover
 from reports.inventory import write_inventory
 from reports.loading import load_inventories
 from reports.projection import parse_projection
+
+from .test_inventory import SMALL_INDEX, make_repository
 
 
 @pytest.fixture(scope="module")

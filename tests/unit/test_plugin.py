@@ -174,3 +174,29 @@ def test_every_test_starts_on_empty_repositories(pytester: pytest.Pytester, back
     pytester.makepyfile(test_isolation=ISOLATION)
     result = pytester.runpytest("-p", "no:cacheprovider", "--backend", backend)
     result.assert_outcomes(passed=3)
+
+
+UNKNOWN_CAPABILITY = """
+import pytest
+from conformance.suites.base import ConformanceSuite
+
+
+class TestProbe(ConformanceSuite):
+    area = "probe.area"
+
+    @pytest.mark.lochkit_requires("scan")
+    def test_needs_scans(self, persist):
+        pass
+"""
+
+
+def test_requiring_a_capability_that_does_not_exist_is_an_error_naming_the_known_ones(
+    pytester: pytest.Pytester,
+) -> None:
+    """Not a skip: a misspelt (or retired) capability would otherwise skip its test forever."""
+    pytester.makepyfile(test_probe=UNKNOWN_CAPABILITY)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*unknown capability 'scan'; the capabilities are hard_object_size_limit, multi_process, durable, *"]
+    )

@@ -146,7 +146,6 @@ def test_factory_declarations_and_pickling() -> None:
     assert factory.capabilities is CAPABILITIES
     assert CAPABILITIES.multi_process
     assert CAPABILITIES.durable
-    assert CAPABILITIES.scan
     assert CAPABILITIES.hard_object_size_limit is not None
     assert 15 * 1024 * 1024 < CAPABILITIES.hard_object_size_limit < MAX_BSON_SIZE
     assert not CAPABILITIES.deviations

@@ -365,7 +365,6 @@ class TestSchemaVerdict:
 def test_capabilities() -> None:
     assert CAPABILITIES.multi_process
     assert CAPABILITIES.durable
-    assert CAPABILITIES.scan
     assert CAPABILITIES.hard_object_size_limit is None
     assert dict(CAPABILITIES.deviations) == {}
     assert PostgresBackendFactory().capabilities is CockroachBackendFactory().capabilities
