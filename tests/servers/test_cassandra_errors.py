@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from backends.cassandra import CassandraAdapter, CassandraBackendFactory
+from backends.cassandra import CassandraBackendFactory
+from backends.cassandra.adapter import CassandraAdapter
 from conformance.provisioning import Provisioned
 from conformance.servers.cassandra import PROVISIONER, VERSION
 from conformance.servers.process import free_port

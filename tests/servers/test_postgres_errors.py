@@ -21,7 +21,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from backends.postgres import CockroachBackendFactory, PostgresAdapter, PostgresBackendFactory
+from backends.postgres import CockroachBackendFactory, PostgresBackendFactory
+from backends.postgres.adapter import PostgresAdapter
 from conformance.servers.postgres import PROVISIONER, PostgresProvisioned
 from conformance.servers.process import free_port, port_answers
 from persist_spi.adapter import ObjRow, RefRow
