@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final, TypeGuard
 
 from conformance import snippets
+from persist_spi.columns import columns
 from persist_spi.errors import InputError
 
 #: Suite groups in the order a reader meets them: the contract, the logic above it, Nessie's
@@ -93,10 +94,7 @@ def render(report: dict[str, Any], markdown: bool) -> str:
         lines += ["| " + " | ".join(r) + " |" for r in body]
         return "\n".join(lines)
     plain = [[c.strip("`") for c in r] for r in body]
-    widths = [max(len(x) for x in col) for col in zip(header, *plain, strict=True)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in plain]
-    return "\n".join([*lines, "", LEGEND])
+    return "\n".join([*columns(header, plain), "", LEGEND])
 
 
 def reduced(report: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,8 @@ import tempfile
 from pathlib import Path
 from typing import ClassVar
 
-from backends import inmemory
+from backends.inmemory import adapter as inmemory
+from backends.inmemory.capabilities import CAPABILITIES as INMEMORY_CAPABILITIES
 from conformance.examples import toy_sqlite
 from persist_spi.adapter import BackendAdapter, Capabilities
 
@@ -54,7 +55,7 @@ _BASE_MODULES = (inmemory.__name__, toy_sqlite.__name__)
 class BrokenInMemory(Broken, inmemory.InMemoryAdapter):
     """Derived from the in-memory adapter: dicts behind one lock."""
 
-    CAPABILITIES = inmemory.CAPABILITIES
+    CAPABILITIES = INMEMORY_CAPABILITIES
 
     @classmethod
     def open(cls, url: str | None = None) -> BackendAdapter:

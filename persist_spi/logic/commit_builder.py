@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from persist_spi.errors import InputError
 from persist_spi.hashing import ObjIdHasher
 from persist_spi.ids import ObjId
 from persist_spi.indexes.base import StoreIndex

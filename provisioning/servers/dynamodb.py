@@ -136,7 +136,7 @@ class DynamoDBProvisioner(ServerProvisioner):
 
 def _answers(url: str) -> bool:
     """True once the server answers an API call (an open port alone is not enough)."""
-    from backends.dynamodb_settings import parse_url
+    from backends.dynamodb.config import parse_url
 
     client: Any = parse_url(url, {"connect_timeout": "1", "read_timeout": "5", "max_attempts": "1"}).client(
         sdk_retries=False

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.inmemory import InMemoryAdapter
+from backends.inmemory.adapter import InMemoryAdapter
 from loadgen.durations import parse_duration
 from loadgen.experiments.asymmetric import AsymmetricOptions, ExperimentError, prepare, render, run
 from loadgen.experiments.writer_stats import WriterStats

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from backends.cassandra import CassandraAdapter, CassandraBackendFactory
+from backends.cassandra import CassandraBackendFactory
+from backends.cassandra.adapter import CassandraAdapter
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,

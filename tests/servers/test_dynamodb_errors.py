@@ -18,9 +18,10 @@ pytest.importorskip("boto3")
 
 import contextlib
 
-from backends.dynamodb import DYNAMODB_ITEM_LIMIT, DynamoBackendFactory
-from backends.dynamodb_adapter import DynamoDBAdapter
-from backends.dynamodb_schema import SCHEMA_ITEM_KEY
+from backends.dynamodb import DynamoBackendFactory
+from backends.dynamodb.adapter import DynamoDBAdapter
+from backends.dynamodb.capabilities import DYNAMODB_ITEM_LIMIT
+from backends.dynamodb.schema import SCHEMA_ITEM_KEY
 from persist_spi.adapter import ObjRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,

@@ -21,7 +21,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from backends.postgres import CockroachBackendFactory, PostgresAdapter, PostgresBackendFactory
+from backends.postgres import CockroachBackendFactory, PostgresBackendFactory
+from backends.postgres.adapter import PostgresAdapter
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,

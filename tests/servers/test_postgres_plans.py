@@ -20,7 +20,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from backends.postgres import PostgresAdapter, PostgresBackendFactory
+from backends.postgres import PostgresBackendFactory
+from backends.postgres.adapter import PostgresAdapter
 from persist_spi.adapter import ObjRow
 from provisioning.servers.postgres import PROVISIONER, PostgresProvisioned
 

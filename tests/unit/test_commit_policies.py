@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from backends.inmemory import InMemoryAdapter
+from backends.inmemory.adapter import InMemoryAdapter
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.logic.commit_lease import CommitTargetLease, LeaseState, lease_ref_name

@@ -11,7 +11,8 @@ pytest_plugins = ["pytester"]
 
 FACTORY = """
 import pytest
-from backends.inmemory import InMemoryAdapter, InMemoryBackendFactory
+from backends.inmemory import InMemoryBackendFactory
+from backends.inmemory.adapter import InMemoryAdapter
 from persist_spi.adapter import Capabilities
 from conformance.suites.base import ConformanceSuite
 

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from backends.cassandra import CAPABILITIES, CassandraBackendFactory, ScyllaBackendFactory
-from backends.cassandra_config import parse_url
-from backends.cassandra_errors import translate
-from backends.cassandra_schema import (
+from backends.cassandra import CassandraBackendFactory, ScyllaBackendFactory
+from backends.cassandra.capabilities import CAPABILITIES
+from backends.cassandra.config import parse_url
+from backends.cassandra.errors import translate
+from backends.cassandra.schema import (
     BUCKETS,
     TABLES,
     bucket_of,

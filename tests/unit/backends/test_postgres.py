@@ -17,11 +17,12 @@ import psycopg
 import pytest
 from psycopg import errors as pg_errors
 
-from backends.postgres import CAPABILITIES, CockroachBackendFactory, PostgresBackendFactory
-from backends.postgres_config import OPTIONS, parse_settings, safe_address
-from backends.postgres_errors import ErrorContext, Kind, backoff_delays, classify
-from backends.postgres_schema import Found, judge
-from backends.postgres_sql import (
+from backends.postgres import CockroachBackendFactory, PostgresBackendFactory
+from backends.postgres.capabilities import CAPABILITIES
+from backends.postgres.config import OPTIONS, parse_settings, safe_address
+from backends.postgres.errors import ErrorContext, Kind, backoff_delays, classify
+from backends.postgres.schema import Found, judge
+from backends.postgres.statements import (
     COCKROACHDB,
     POSTGRESQL,
     SCHEMA_VERSION,

@@ -1,4 +1,5 @@
-"""How lochkit's rows become DynamoDB items, and the row keys that keep repositories apart.
+"""How lochkit's rows become DynamoDB items, keys and conditions (DynamoDB has no statements: the
+adapter sends these as the parts of its requests), and the row keys that keep repositories apart.
 
 * key ``k`` = ``"<len(repo)>:<repo>:"`` followed by the ref name or the object id in hex. The
   length makes the repository part unambiguous, so ids such as ``a`` and ``a:b`` never mix, and a
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.dynamodb import DYNAMODB_ITEM_LIMIT
+from backends.dynamodb.capabilities import DYNAMODB_ITEM_LIMIT
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import ObjTooLarge
 from persist_spi.ids import ObjId

@@ -2,7 +2,7 @@
 
 Every conditional write is a lightweight transaction (``IF NOT EXISTS`` / ``IF EXISTS`` /
 ``IF col = ?``): Paxos makes it atomic per partition, and each row is its own partition (see
-:mod:`backends.cassandra_schema`). Every statement runs at LOCAL_QUORUM with serial consistency
+:mod:`backends.cassandra.schema`). Every statement runs at LOCAL_QUORUM with serial consistency
 LOCAL_SERIAL, so an acknowledged write is seen by the next read and by the next LWT's Paxos read.
 
 Timestamps: the session lets the coordinator assign write timestamps (no client timestamps). On a
@@ -18,22 +18,19 @@ Bulk operations run at most ``MAX_IN_FLIGHT`` requests at once, with ids in chun
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Final
 
-from backends.cassandra_config import CassandraSettings, parse_url
-from backends.cassandra_errors import translated
-from backends.cassandra_schema import BUCKETS, KIND_OBJ, KIND_REF, SchemaManager, bucket_of
+from backends.cassandra import statements
+from backends.cassandra.capabilities import CAPABILITIES
+from backends.cassandra.config import CassandraSettings
+from backends.cassandra.errors import translated
+from backends.cassandra.schema import BUCKETS, KIND_OBJ, KIND_REF, SchemaManager, bucket_of
+from backends.cassandra.statements import obj_values, ref_condition, ref_values
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import UnknownOperationResult
-from persist_spi.registry import BackendFactory
 
-#: Cassandra refuses a mutation above half of ``commitlog_segment_size`` (32 MiB by default, so
-#: 16 MiB); 8 MiB leaves room for the other columns, the Paxos state row and smaller segments.
-CAPABILITIES = Capabilities(
-    hard_object_size_limit=8 * 1024 * 1024, multi_process=True, durable=True, lists_repositories=True
-)
 SELECT_CHUNK: Final = 20
 MAX_IN_FLIGHT: Final = 20
 #: Directory entries per single-partition (unlogged, atomic) batch; stays below the 5 KiB warning.
@@ -46,9 +43,6 @@ ALL_BUCKETS: Final = list(range(BUCKETS))
 #: Insert-if-absent rounds when rows keep vanishing between the insert and the referenced bump.
 _INSERT_ROUNDS: Final = 5
 
-_OBJ_COLUMNS: Final = "obj_id, obj_type, obj_vers, obj_value, obj_ref"
-_REF_COLUMNS: Final = "ref_name, pointer, deleted, created_at, ext_info, prev_ptr"
-_REF_CONDITION: Final = "IF pointer = ? AND deleted = ? AND created_at = ? AND ext_info = ?"
 
 Params = Sequence[Any]
 
@@ -76,11 +70,9 @@ class CassandraAdapter(BackendAdapter):
 
     def server_version(self) -> str | None:
         if self._settings.flavour == "scylladb":
-            row = self.execute(
-                "SELECT version FROM system.versions WHERE key = 'local'", (), "read the version"
-            )
+            row = self.execute(statements.SCYLLA_VERSION, (), "read the version")
             return f"ScyllaDB {row.one()[0]}"
-        row = self.execute("SELECT release_version FROM system.local", (), "read the server version")
+        row = self.execute(statements.CASSANDRA_VERSION, (), "read the server version")
         return f"Apache Cassandra {row.one()[0]}"
 
     def close(self) -> None:
@@ -140,9 +132,7 @@ class CassandraAdapter(BackendAdapter):
         without a row, which scans skip and erase removes, never a row that erase cannot find)."""
         from cassandra.query import BatchStatement, BatchType
 
-        insert = self._statement(
-            "INSERT INTO {ks}.repo_keys (repo, bucket, kind, row_key) VALUES (?, ?, ?, ?)"
-        )
+        insert = self._statement(statements.INDEX_KEY)
         by_bucket: dict[int, list[bytes]] = {}
         for key in dict.fromkeys(keys):
             by_bucket.setdefault(bucket_of(key), []).append(key)
@@ -158,7 +148,7 @@ class CassandraAdapter(BackendAdapter):
     # --- references ------------------------------------------------------------------------------
 
     def fetch_refs(self, repo: str, names: Sequence[str]) -> list[RefRow | None]:
-        select = self._statement(f"SELECT {_REF_COLUMNS} FROM {{ks}}.refs WHERE repo = ? AND ref_name IN ?")
+        select = self._statement(statements.FETCH_REFS)
         chunks = [list(names[i : i + SELECT_CHUNK]) for i in range(0, len(names), SELECT_CHUNK)]
         found: dict[str, RefRow] = {}
         for result in self._run_all("fetch references", [(select, (repo, c)) for c in chunks]):
@@ -168,26 +158,17 @@ class CassandraAdapter(BackendAdapter):
 
     def insert_ref(self, repo: str, row: RefRow) -> bool:
         self._index(repo, KIND_REF, [row.name.encode("utf-8")])
-        insert = self._statement(
-            f"INSERT INTO {{ks}}.refs (repo, {_REF_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS",
-            idempotent=False,
-        )
-        return self._applied("add a reference", insert, (repo, *_ref_values(row, unset_nulls=True)))
+        insert = self._statement(statements.INSERT_REF, idempotent=False)
+        return self._applied("add a reference", insert, (repo, *ref_values(row, unset_nulls=True)))
 
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
-        update = self._statement(
-            "UPDATE {ks}.refs SET pointer = ?, deleted = ?, created_at = ?, ext_info = ?, prev_ptr = ? "
-            f"WHERE repo = ? AND ref_name = ? {_REF_CONDITION}",
-            idempotent=False,
-        )
-        values = (*_ref_values(new, unset_nulls=False)[1:], repo, expected.name, *_ref_condition(expected))
+        update = self._statement(statements.UPDATE_REF, idempotent=False)
+        values = (*ref_values(new, unset_nulls=False)[1:], repo, expected.name, *ref_condition(expected))
         return self._applied("update a reference", update, values)
 
     def delete_ref(self, repo: str, expected: RefRow) -> bool:
-        delete = self._statement(
-            f"DELETE FROM {{ks}}.refs WHERE repo = ? AND ref_name = ? {_REF_CONDITION}", idempotent=False
-        )
-        return self._applied("delete a reference", delete, (repo, expected.name, *_ref_condition(expected)))
+        delete = self._statement(statements.DELETE_REF, idempotent=False)
+        return self._applied("delete a reference", delete, (repo, expected.name, *ref_condition(expected)))
 
     def _applied(self, what: str, statement: Any, params: Params) -> bool:
         return bool(self._run(what, statement, params).was_applied)
@@ -195,7 +176,7 @@ class CassandraAdapter(BackendAdapter):
     # --- objects ---------------------------------------------------------------------------------
 
     def fetch_objs(self, repo: str, ids: Sequence[bytes]) -> list[ObjRow | None]:
-        select = self._statement(f"SELECT {_OBJ_COLUMNS} FROM {{ks}}.objs WHERE repo = ? AND obj_id IN ?")
+        select = self._statement(statements.FETCH_OBJS)
         chunks = [list(ids[i : i + SELECT_CHUNK]) for i in range(0, len(ids), SELECT_CHUNK)]
         found: dict[bytes, ObjRow] = {}
         for result in self._run_all("fetch objects", [(select, (repo, c)) for c in chunks]):
@@ -205,19 +186,12 @@ class CassandraAdapter(BackendAdapter):
 
     def insert_objs(self, repo: str, rows: Sequence[ObjRow]) -> list[bool]:
         self._index(repo, KIND_OBJ, [r.obj_id for r in rows])
-        insert = self._statement(
-            f"INSERT INTO {{ks}}.objs (repo, {_OBJ_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS",
-            idempotent=False,
-        )
-        # IF EXISTS: a row deleted since the insert was refused must not come back as a row that
-        # holds nothing but obj_ref.
-        bump = self._statement(
-            "UPDATE {ks}.objs SET obj_ref = ? WHERE repo = ? AND obj_id = ? IF EXISTS", idempotent=False
-        )
+        insert = self._statement(statements.INSERT_OBJ, idempotent=False)
+        bump = self._statement(statements.BUMP_REFERENCED, idempotent=False)
         inserted = [False] * len(rows)
         pending = list(range(len(rows)))
         for _ in range(_INSERT_ROUNDS):
-            requests = [(insert, (repo, *_obj_values(rows[i], unset_nulls=True))) for i in pending]
+            requests = [(insert, (repo, *obj_values(rows[i], unset_nulls=True))) for i in pending]
             applied = self._applied_all("store objects", requests)
             existing = [i for i, ok in zip(pending, applied, strict=True) if not ok]
             for i, ok in zip(pending, applied, strict=True):
@@ -234,25 +208,19 @@ class CassandraAdapter(BackendAdapter):
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
         self._index(repo, KIND_OBJ, [r.obj_id for r in rows])
-        upsert = self._statement(f"INSERT INTO {{ks}}.objs (repo, {_OBJ_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)")
-        self._run_all("upsert objects", [(upsert, (repo, *_obj_values(r, unset_nulls=False))) for r in rows])
+        upsert = self._statement(statements.UPSERT_OBJ)
+        self._run_all("upsert objects", [(upsert, (repo, *obj_values(r, unset_nulls=False))) for r in rows])
 
     def delete_objs(self, repo: str, ids: Sequence[bytes]) -> None:
-        delete = self._statement("DELETE FROM {ks}.objs WHERE repo = ? AND obj_id = ?")
+        delete = self._statement(statements.DELETE_OBJ)
         self._run_all("delete objects", [(delete, (repo, i)) for i in ids])
 
     def delete_obj_if_referenced(self, repo: str, obj_id: bytes, referenced: int) -> bool:
-        delete = self._statement(
-            "DELETE FROM {ks}.objs WHERE repo = ? AND obj_id = ? IF obj_ref = ?", idempotent=False
-        )
+        delete = self._statement(statements.DELETE_OBJ_IF_REFERENCED, idempotent=False)
         return self._applied("delete an unreferenced object", delete, (repo, obj_id, referenced))
 
     def update_obj_if_version(self, repo: str, expected_type: str, expected_token: str, row: ObjRow) -> bool:
-        update = self._statement(
-            "UPDATE {ks}.objs SET obj_vers = ?, obj_value = ?, obj_ref = ? WHERE repo = ? AND obj_id = ? "
-            "IF obj_type = ? AND obj_vers = ?",
-            idempotent=False,
-        )
+        update = self._statement(statements.UPDATE_OBJ_IF_VERSION, idempotent=False)
         new_values = (row.version_token, row.data, row.referenced, repo, row.obj_id)
         values = (*new_values, expected_type, expected_token)
         return self._applied("update an object conditionally", update, values)
@@ -260,10 +228,7 @@ class CassandraAdapter(BackendAdapter):
     def delete_obj_if_version(
         self, repo: str, obj_id: bytes, expected_type: str, expected_token: str
     ) -> bool:
-        delete = self._statement(
-            "DELETE FROM {ks}.objs WHERE repo = ? AND obj_id = ? IF obj_type = ? AND obj_vers = ?",
-            idempotent=False,
-        )
+        delete = self._statement(statements.DELETE_OBJ_IF_VERSION, idempotent=False)
         return self._applied(
             "delete an object conditionally", delete, (repo, obj_id, expected_type, expected_token)
         )
@@ -283,8 +248,8 @@ class CassandraAdapter(BackendAdapter):
             yield from _typed(self.fetch_objs(repo, ids), types)
 
     def erase_repositories(self, repos: Collection[str]) -> None:
-        delete_obj = self._statement("DELETE FROM {ks}.objs WHERE repo = ? AND obj_id = ?")
-        delete_ref = self._statement("DELETE FROM {ks}.refs WHERE repo = ? AND ref_name = ?")
+        delete_obj = self._statement(statements.DELETE_OBJ)
+        delete_ref = self._statement(statements.ERASE_REF)
         deletes: list[tuple[Any, Params]] = []
         listed: list[str] = []  # repositories with directory entries (nothing to delete for the rest)
         for repo in repos:
@@ -299,7 +264,7 @@ class CassandraAdapter(BackendAdapter):
                     deletes = []
         self._run_all("erase repository rows", deletes)
         # The directory goes last: if erasing stops half-way, running it again finds the rest.
-        delete_directory = self._statement("DELETE FROM {ks}.repo_keys WHERE repo = ? AND bucket IN ?")
+        delete_directory = self._statement(statements.ERASE_DIRECTORY)
         self._run_all(
             "erase the repository directory", [(delete_directory, (r, ALL_BUCKETS)) for r in listed]
         )
@@ -307,7 +272,7 @@ class CassandraAdapter(BackendAdapter):
     def list_repositories(self) -> Iterator[str]:
         # Each reference is a partition of its own, so the listing reads every partition key of
         # the references table (a few per repository); the large objects table is not read.
-        select = self._statement("SELECT DISTINCT repo, ref_name FROM {ks}.refs")
+        select = self._statement(statements.LIST_REPOSITORIES)
         result = self._run("list repositories", select, ())
         seen: set[str] = set()
         with self._errors("list repositories"):  # later pages are fetched here
@@ -319,9 +284,7 @@ class CassandraAdapter(BackendAdapter):
     def _directory(self, repo: str, kinds: tuple[str, ...]) -> Iterator[tuple[str, bytes]]:
         """(kind, key) of every directory entry of the repository, in one request over all bucket
         partitions; the driver fetches further pages as the caller iterates."""
-        select = self._statement(
-            "SELECT kind, row_key FROM {ks}.repo_keys WHERE repo = ? AND bucket IN ? AND kind IN ?"
-        )
+        select = self._statement(statements.READ_DIRECTORY)
         result = self._run("read the repository directory", select, (repo, ALL_BUCKETS, list(kinds)))
         with self._errors("read the repository directory"):  # later pages are fetched here
             yield from ((kind, key) for kind, key in result)
@@ -329,29 +292,6 @@ class CassandraAdapter(BackendAdapter):
 
 def _typed(rows: Iterable[ObjRow | None], types: frozenset[str] | None) -> Iterator[ObjRow]:
     return (r for r in rows if r is not None and (types is None or r.obj_type in types))
-
-
-def _ref_values(row: RefRow, *, unset_nulls: bool) -> tuple[Any, ...]:
-    # An INSERT of a new row leaves absent values unset instead of writing null tombstones; an
-    # UPDATE must write null to clear a value the row had before.
-    ext = row.extended_info if row.extended_info is not None or not unset_nulls else _unset()
-    return (row.name, row.pointer, row.deleted, row.created_at_micros, ext, row.previous_pointers)
-
-
-def _ref_condition(row: RefRow) -> tuple[Any, ...]:
-    # `ext_info = null` is a valid LWT condition: it holds when the column has no value.
-    return (row.pointer, row.deleted, row.created_at_micros, row.extended_info)
-
-
-def _obj_values(row: ObjRow, *, unset_nulls: bool) -> tuple[Any, ...]:
-    token = row.version_token if row.version_token is not None or not unset_nulls else _unset()
-    return (row.obj_id, row.obj_type, token, row.data, row.referenced)
-
-
-def _unset() -> Any:
-    from cassandra.query import UNSET_VALUE
-
-    return UNSET_VALUE
 
 
 def _with_consistency(statement: Any) -> Any:
@@ -399,28 +339,3 @@ def _connect(settings: CassandraSettings) -> tuple[Any, Any]:
     session.use_client_timestamp = False
     session.default_fetch_size = 1000
     return cluster, session
-
-
-class CassandraBackendFactory(BackendFactory):
-    """``cassandra://[user:password@]host[:port][,host2...]/keyspace?local_dc=&replication=``."""
-
-    name = "cassandra"
-    description = "Apache Cassandra via cassandra-driver (verified on 5.0.9); LWT for every conditional write"
-    required_modules = ("cassandra",)
-    extra = "cassandra"
-    default_url = "cassandra://127.0.0.1:9042/lochkit"
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return CAPABILITIES
-
-    def create(self, url: str | None = None, options: Mapping[str, Any] | None = None) -> CassandraAdapter:
-        return CassandraAdapter(parse_url(self.name, url or self.default_url or "", options))
-
-
-class ScyllaBackendFactory(CassandraBackendFactory):
-    """Same adapter; the keyspace is created with tablets disabled (tablets do not support LWT)."""
-
-    name = "scylladb"
-    description = "ScyllaDB through cassandra-driver (Cassandra adapter; keyspace without tablets)"
-    default_url = "scylladb://127.0.0.1:9042/lochkit"

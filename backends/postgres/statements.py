@@ -12,13 +12,16 @@ psycopg hex-encodes and escapes every element in Python, which made storing a co
 kilobytes cost more than twice its round trip.
 
 Table names are interpolated into the SQL text: the prefix is validated to ``[a-z_][a-z0-9_]*``
-(:mod:`backends.postgres_config`), so the names never need quoting.
+(:mod:`backends.postgres.config`), so the names never need quoting.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
+
+from persist_spi.adapter import ObjRow, RefRow
 
 #: Bump when the tables change shape; a lochkit finding another number refuses to use the tables.
 SCHEMA_VERSION: Final = 1
@@ -189,3 +192,27 @@ class Statements:
             f"WITH refs_gone AS (DELETE FROM {refs} WHERE repo = ANY(%s)) "
             f"DELETE FROM {objs} WHERE repo = ANY(%s)"
         )
+
+
+def ref_condition(repo: str, expected: RefRow) -> list[Any]:
+    """The parameters that identify a reference in its expected state, for a compare-and-swap."""
+    return [
+        repo,
+        expected.name,
+        expected.pointer,
+        expected.deleted,
+        expected.created_at_micros,
+        expected.extended_info,
+    ]
+
+
+def unnest_params(repo: str, rows: Sequence[ObjRow]) -> list[Any]:
+    """The parameters of the ``unnest(...)`` row source: the repository, then one array per column."""
+    return [
+        repo,
+        [r.obj_id for r in rows],
+        [r.obj_type for r in rows],
+        [r.version_token for r in rows],
+        [r.data for r in rows],
+        [r.referenced for r in rows],
+    ]

@@ -1,6 +1,6 @@
 """The DynamoDB adapter: items in two tables, conditional writes for every compare-and-swap.
 
-Tables and keys: :mod:`backends.dynamodb_schema`; item layout: :mod:`backends.dynamodb_items`.
+Tables and keys: :mod:`backends.dynamodb.schema`; item layout: :mod:`backends.dynamodb.statements`.
 
 Conditional writes go through a client without SDK retries (see ``DynamoSettings.client``) and
 repeat only what DynamoDB refused before applying (throttling); reads and unconditional batch
@@ -17,16 +17,18 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError, ConnectTimeoutError, EndpointConnectionError
 
-from backends.dynamodb import CAPABILITIES
-from backends.dynamodb_batch import backoff_delay, batch_get, batch_write
-from backends.dynamodb_errors import (
+from backends.dynamodb.batch import backoff_delay, batch_get, batch_write
+from backends.dynamodb.capabilities import CAPABILITIES
+from backends.dynamodb.config import DynamoSettings
+from backends.dynamodb.errors import (
     CONDITION_FAILED,
     REJECTED_CODES,
     error_code,
     is_item_too_large,
     translate,
 )
-from backends.dynamodb_items import (
+from backends.dynamodb.schema import setup_schema
+from backends.dynamodb.statements import (
     Item,
     key_of,
     obj_item,
@@ -39,8 +41,6 @@ from backends.dynamodb_items import (
     repo_prefix,
     too_large,
 )
-from backends.dynamodb_schema import setup_schema
-from backends.dynamodb_settings import DynamoSettings
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import UnknownOperationResult
 

@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
 import threading
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Iterator, Sequence
 
+from backends.inmemory.capabilities import CAPABILITIES
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
-from persist_spi.registry import BackendFactory
-
-CAPABILITIES = Capabilities(
-    hard_object_size_limit=None,
-    multi_process=False,
-    durable=False,
-    lists_repositories=True,
-    capability_reasons={
-        "hard_object_size_limit": "objects live in a Python dict, which imposes no size limit",
-        "multi_process": "the data lives in one process's memory; no other process can reach it",
-        "durable": "the data lives in memory and is gone when the adapter is closed",
-    },
-)
 
 
 class InMemoryAdapter(BackendAdapter):
@@ -156,27 +142,3 @@ class InMemoryAdapter(BackendAdapter):
         with self._lock:
             repos = {repo for repo, _ in self._refs}
         yield from repos
-
-
-class InMemoryBackendFactory(BackendFactory):
-    """``inmemory://NAME`` shares one store per name within a process; no name gives a fresh store."""
-
-    name = "inmemory"
-    description = "In-process dicts; thread-safe, not durable, nothing to install"
-    default_url = None
-    lives_in_process = True
-
-    _named: dict[str, InMemoryAdapter] = {}
-    _named_lock = threading.Lock()
-    _counter = itertools.count(1)
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return CAPABILITIES
-
-    def create(self, url: str | None = None, options: Mapping[str, Any] | None = None) -> InMemoryAdapter:
-        label = (url or "").removeprefix("inmemory://").strip("/")
-        if not label:
-            return InMemoryAdapter(f"anonymous-{next(self._counter)}")
-        with self._named_lock:
-            return self._named.setdefault(label, InMemoryAdapter(label))

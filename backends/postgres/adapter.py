@@ -2,7 +2,7 @@
 
 Pooled connections run in autocommit mode, so each statement (every compare-and-swap) is one
 round trip and atomic by itself. Statements are prepared on first use, and connections that come
-back healthy are reused without a trip through the pool (:mod:`backends.postgres_connections`).
+back healthy are reused without a trip through the pool (:mod:`backends.postgres.connections`).
 Bulk writes run one statement per chunk, since the contract needs only per-row atomicity;
 creating tables runs in an explicit transaction, and a scan in a read transaction that holds its
 server-side cursor.
@@ -11,48 +11,43 @@ succeeds when it touched one row. That is safe under PostgreSQL's default READ C
 that waited for a concurrent one re-checks the WHERE clause on the newest row) and under
 CockroachDB's SERIALIZABLE.
 
-The tables and statements are in :mod:`backends.postgres_sql`, URL parsing in
-:mod:`backends.postgres_config`, error mapping in :mod:`backends.postgres_errors` and table
-creation in :mod:`backends.postgres_schema`. psycopg is imported only when an adapter is created.
+The tables and statements are in :mod:`backends.postgres.statements`, URL parsing in
+:mod:`backends.postgres.config`, error mapping in :mod:`backends.postgres.errors` and table
+creation in :mod:`backends.postgres.schema`. psycopg is imported only when an adapter is created.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from backends.postgres_config import PgSettings, parse_settings
-from backends.postgres_config import read_only as read_only_settings
-from backends.postgres_connections import ConnectionShelf
-from backends.postgres_errors import ErrorContext, Kind, backoff_delays, classify
-from backends.postgres_schema import Verdict, create, inspect, judge, mismatch_fix
-from backends.postgres_sql import DIALECTS, SCHEMA_VERSION, Dialect, Statements, detect_dialect, short_version
-from backends.postgres_watchdog import Deadline, StatementWatchdog
+from backends.postgres.capabilities import CAPABILITIES
+from backends.postgres.config import PgSettings
+from backends.postgres.connections import ConnectionShelf
+from backends.postgres.errors import ErrorContext, Kind, backoff_delays, classify
+from backends.postgres.schema import Verdict, create, inspect, judge, mismatch_fix
+from backends.postgres.statements import (
+    SCHEMA_VERSION,
+    Dialect,
+    Statements,
+    ref_condition,
+    short_version,
+    unnest_params,
+)
+from backends.postgres.watchdog import Deadline, StatementWatchdog
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import (
-    BackendConfigError,
     BackendSchemaMismatch,
     BackendStoreMissing,
     LochkitError,
     UnknownOperationResult,
 )
-from persist_spi.registry import BackendFactory, verified
 
 if TYPE_CHECKING:
     from psycopg import Connection
 
-CAPABILITIES = Capabilities(
-    hard_object_size_limit=None,
-    multi_process=True,
-    durable=True,
-    lists_repositories=True,
-    capability_reasons={
-        # A bytea value may hold up to 1 GiB, far beyond anything the core writes.
-        "hard_object_size_limit": "PostgreSQL imposes no value size limit the core could reach",
-    },
-)
 #: Ids or names per statement: bounds the size of one statement and of its result.
 _ID_CHUNK = 1000
 #: Rows per insert statement, and the most bytes of object data in one.
@@ -245,11 +240,11 @@ class PostgresAdapter(BackendAdapter):
 
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
         values = [new.pointer, new.deleted, new.created_at_micros, new.extended_info, new.previous_pointers]
-        params = [*values, *_ref_condition(repo, expected)]
+        params = [*values, *ref_condition(repo, expected)]
         return self._rowcount("updating a reference", self._sql.update_ref, params) == 1
 
     def delete_ref(self, repo: str, expected: RefRow) -> bool:
-        params = _ref_condition(repo, expected)
+        params = ref_condition(repo, expected)
         return self._rowcount("deleting a reference", self._sql.delete_ref, params) == 1
 
     # --- objects ---------------------------------------------------------------------------------
@@ -290,7 +285,7 @@ class PostgresAdapter(BackendAdapter):
         back, whereas re-running an already committed one would report its rows as pre-existing."""
         inserted: set[bytes] = set()
         for chunk in _row_chunks(rows):
-            found = self._returning("storing objects", self._sql.insert_objs, _unnest_params(repo, chunk))
+            found = self._returning("storing objects", self._sql.insert_objs, unnest_params(repo, chunk))
             inserted.update(bytes(r[0]) for r in found)
         return inserted
 
@@ -311,7 +306,7 @@ class PostgresAdapter(BackendAdapter):
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
         for chunk in _row_chunks(sorted(rows, key=lambda r: r.obj_id)):
-            self._rowcount("upserting objects", self._sql.upsert_objs, _unnest_params(repo, chunk))
+            self._rowcount("upserting objects", self._sql.upsert_objs, unnest_params(repo, chunk))
 
     def delete_objs(self, repo: str, ids: Sequence[bytes]) -> None:
         for chunk in _chunks(ids, _ID_CHUNK):
@@ -372,17 +367,6 @@ class PostgresAdapter(BackendAdapter):
             self._rowcount("erasing repositories", self._sql.erase_repositories, [names, names])
 
 
-def _ref_condition(repo: str, expected: RefRow) -> list[Any]:
-    return [
-        repo,
-        expected.name,
-        expected.pointer,
-        expected.deleted,
-        expected.created_at_micros,
-        expected.extended_info,
-    ]
-
-
 def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -400,76 +384,3 @@ def _row_chunks(rows: Sequence[ObjRow]) -> Iterator[list[ObjRow]]:
         size += len(row.data)
     if chunk:
         yield chunk
-
-
-def _unnest_params(repo: str, rows: Sequence[ObjRow]) -> list[Any]:
-    """The parameters of the ``unnest(...)`` row source: the repository, then one array per column."""
-    return [
-        repo,
-        [r.obj_id for r in rows],
-        [r.obj_type for r in rows],
-        [r.version_token for r in rows],
-        [r.data for r in rows],
-        [r.referenced for r in rows],
-    ]
-
-
-# --- factories -----------------------------------------------------------------------------------
-
-
-def connect(settings: PgSettings) -> PostgresAdapter:
-    """Probe the server with one connection (so failures carry libpq's own reason), pick the
-    dialect, then open the pool."""
-    import psycopg
-
-    errors = ErrorContext(settings.backend, settings.address, (), settings.scrub)
-    try:
-        with psycopg.connect(settings.conninfo, autocommit=True) as conn:
-            row = conn.execute("SELECT version()").fetchone()
-    except psycopg.Error as e:
-        kind = classify(e)
-        raise errors.backend_error(Kind.CONNECTION if kind is Kind.OTHER else kind, e, "connecting") from None
-    version_text = str(row[0]) if row else ""
-    detected = detect_dialect(version_text)
-    if settings.dialect != "auto" and DIALECTS[settings.dialect] is not detected:
-        raise BackendConfigError(
-            settings.backend,
-            settings.address,
-            f"the server is {short_version(version_text)}, but dialect {settings.dialect} was asked for",
-            f"use --backend {detected.backend}, or drop the dialect option to let lochkit detect it",
-        )
-    return PostgresAdapter(settings, version_text, detected)
-
-
-class PostgresBackendFactory(BackendFactory):
-    """``postgresql://user:password@host:port/database?table_prefix=...&pool_max=...``; also
-    ``postgres://``. Detects CockroachDB by itself (see :class:`CockroachBackendFactory`)."""
-
-    name = "postgres"
-    description = "PostgreSQL through psycopg 3 (also detects CockroachDB); a server is needed"
-    required_modules = ("psycopg", "psycopg_pool")
-    extra = "postgres"
-    default_url = None
-    dialect = "auto"
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return CAPABILITIES
-
-    def create(self, url: str | None = None, options: Mapping[str, Any] | None = None) -> PostgresAdapter:
-        return connect(parse_settings(self.name, url, options, dialect=self.dialect))
-
-    def open_existing(
-        self, url: str | None = None, options: Mapping[str, Any] | None = None, *, read_only: bool = True
-    ) -> PostgresAdapter:
-        settings = parse_settings(self.name, url, options, dialect=self.dialect)
-        return verified(connect(read_only_settings(settings) if read_only else settings))
-
-
-class CockroachBackendFactory(PostgresBackendFactory):
-    """CockroachDB through its PostgreSQL protocol: ``postgresql://root@host:26257/defaultdb?
-    sslmode=disable`` (or ``cockroachdb://...``). Refuses a server that is not CockroachDB."""
-
-    name = "cockroachdb"
-    description = "CockroachDB through psycopg 3 (PostgreSQL protocol, UPSERT, 40001 retries)"
-    dialect = "cockroachdb"

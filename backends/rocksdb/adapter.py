@@ -13,73 +13,26 @@ file), so in-process locks are enough.
 from __future__ import annotations
 
 import gc
-import json
-import re
 import shutil
-import struct
-import tempfile
 import threading
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final
-from urllib.parse import parse_qs, urlparse
 
-import msgpack
-
-from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
-from persist_spi.errors import BackendConfigError, BackendStoreMissing, BackendUnavailable
-from persist_spi.registry import BackendFactory
-
-CAPABILITIES = Capabilities(
-    hard_object_size_limit=None,
-    multi_process=False,
-    durable=True,
-    lists_repositories=True,
-    capability_reasons={
-        # RocksDB values may be up to 3 GiB, far beyond anything the core writes.
-        "hard_object_size_limit": "RocksDB imposes no value size limit the core could reach",
-        "multi_process": "RocksDB holds an exclusive LOCK file per database directory, so only "
-        "one process can open it",
-    },
+from backends.rocksdb.capabilities import CAPABILITIES
+from backends.rocksdb.statements import (
+    pack_obj,
+    pack_ref,
+    prefix_end,
+    repo_of_key,
+    repo_prefix,
+    unpack_obj,
+    unpack_ref,
 )
+from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
+from persist_spi.errors import BackendUnavailable
+
 _LOCK_STRIPES = 64
 _FETCH_CHUNK = 1000
-
-
-def _repo_prefix(repo: str) -> bytes:
-    raw = repo.encode("utf-8")
-    return struct.pack(">H", len(raw)) + raw
-
-
-def _prefix_end(prefix: bytes) -> bytes:
-    """The smallest key greater than every key starting with ``prefix``."""
-    trimmed = prefix.rstrip(b"\xff")
-    return trimmed[:-1] + bytes([trimmed[-1] + 1]) if trimmed else prefix + b"\xff" * 8
-
-
-def _pack_ref(row: RefRow) -> bytes:
-    packed: bytes = msgpack.packb(
-        [row.pointer, row.deleted, row.created_at_micros, row.extended_info, row.previous_pointers],
-        use_bin_type=True,
-    )
-    return packed
-
-
-def _unpack_ref(name: str, raw: bytes) -> RefRow:
-    pointer, deleted, created, ext, prev = msgpack.unpackb(raw)
-    return RefRow(name, pointer, deleted, created, ext, prev)
-
-
-def _pack_obj(row: ObjRow) -> bytes:
-    packed: bytes = msgpack.packb(
-        [row.obj_type, row.version_token, row.referenced, row.data], use_bin_type=True
-    )
-    return packed
-
-
-def _unpack_obj(obj_id: bytes, raw: bytes) -> ObjRow:
-    obj_type, token, referenced, data = msgpack.unpackb(raw)
-    return ObjRow(obj_id, obj_type, token, data, referenced)
 
 
 class RocksDBAdapter(BackendAdapter):
@@ -94,9 +47,9 @@ class RocksDBAdapter(BackendAdapter):
         existing: bool = False,
         read_only: bool = False,
     ) -> None:
-        """``existing``: open a store that is there, creating nothing (see :func:`store_problem`);
-        ``read_only``: also without RocksDB's lock, so a store another process writes to can be
-        read, and with writes refused."""
+        """``existing``: open a store that is there, creating nothing (see
+        :func:`backends.rocksdb.schema.store_problem`); ``read_only``: also without RocksDB's lock,
+        so a store another process writes to can be read, and with writes refused."""
         from rocksdict import AccessType, BlockBasedOptions, Options, Rdict, WriteBatch, WriteOptions
 
         self._path = path
@@ -183,32 +136,32 @@ class RocksDBAdapter(BackendAdapter):
     # --- references ------------------------------------------------------------------------------
 
     def fetch_refs(self, repo: str, names: Sequence[str]) -> list[RefRow | None]:
-        prefix = _repo_prefix(repo)
+        prefix = repo_prefix(repo)
         raws: list[bytes | None] = self._refs.get([prefix + n.encode("utf-8") for n in names])  # type: ignore[assignment]
-        return [None if raw is None else _unpack_ref(n, raw) for n, raw in zip(names, raws, strict=True)]
+        return [None if raw is None else unpack_ref(n, raw) for n, raw in zip(names, raws, strict=True)]
 
     def insert_ref(self, repo: str, row: RefRow) -> bool:
-        key = _repo_prefix(repo) + row.name.encode("utf-8")
+        key = repo_prefix(repo) + row.name.encode("utf-8")
         with self._lock(key):
             if self._refs.get(key) is not None:
                 return False
-            self._refs[key] = _pack_ref(row)
+            self._refs[key] = pack_ref(row)
             return True
 
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
-        key = _repo_prefix(repo) + expected.name.encode("utf-8")
+        key = repo_prefix(repo) + expected.name.encode("utf-8")
         with self._lock(key):
             raw = self._refs.get(key)
-            if raw is None or not _unpack_ref(expected.name, raw).same_condition(expected):
+            if raw is None or not unpack_ref(expected.name, raw).same_condition(expected):
                 return False
-            self._refs[key] = _pack_ref(new)
+            self._refs[key] = pack_ref(new)
             return True
 
     def delete_ref(self, repo: str, expected: RefRow) -> bool:
-        key = _repo_prefix(repo) + expected.name.encode("utf-8")
+        key = repo_prefix(repo) + expected.name.encode("utf-8")
         with self._lock(key):
             raw = self._refs.get(key)
-            if raw is None or not _unpack_ref(expected.name, raw).same_condition(expected):
+            if raw is None or not unpack_ref(expected.name, raw).same_condition(expected):
                 return False
             del self._refs[key]
             return True
@@ -216,20 +169,20 @@ class RocksDBAdapter(BackendAdapter):
     # --- objects ---------------------------------------------------------------------------------
 
     def fetch_objs(self, repo: str, ids: Sequence[bytes]) -> list[ObjRow | None]:
-        prefix = _repo_prefix(repo)
+        prefix = repo_prefix(repo)
         result: list[ObjRow | None] = []
         for start in range(0, len(ids), _FETCH_CHUNK):
             chunk = ids[start : start + _FETCH_CHUNK]
             raws: list[bytes | None] = self._objs.get([prefix + i for i in chunk])  # type: ignore[assignment]
             result.extend(
-                None if raw is None else _unpack_obj(i, raw) for i, raw in zip(chunk, raws, strict=True)
+                None if raw is None else unpack_obj(i, raw) for i, raw in zip(chunk, raws, strict=True)
             )
         return result
 
     def insert_objs(self, repo: str, rows: Sequence[ObjRow]) -> list[bool]:
         """One multi-get and one write batch for all rows, under the lock stripes of all their
         keys (taken in stripe order, so concurrent callers cannot deadlock)."""
-        prefix = _repo_prefix(repo)
+        prefix = repo_prefix(repo)
         keys = [prefix + row.obj_id for row in rows]
         locks = [self._locks[i] for i in sorted({self._stripe(k) for k in keys})]
         for lock in locks:
@@ -240,11 +193,11 @@ class RocksDBAdapter(BackendAdapter):
             result = []
             for key, row, raw in zip(keys, rows, raws, strict=True):
                 if raw is None:
-                    batch.put(key, _pack_obj(row), self._objs_handle)
+                    batch.put(key, pack_obj(row), self._objs_handle)
                     result.append(True)
                 else:
-                    existing = _unpack_obj(row.obj_id, raw)._replace(referenced=row.referenced)
-                    batch.put(key, _pack_obj(existing), self._objs_handle)
+                    existing = unpack_obj(row.obj_id, raw)._replace(referenced=row.referenced)
+                    batch.put(key, pack_obj(existing), self._objs_handle)
                     result.append(False)
             self._db.write(batch)
             return result
@@ -253,70 +206,70 @@ class RocksDBAdapter(BackendAdapter):
                 lock.release()
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
-        prefix = _repo_prefix(repo)
+        prefix = repo_prefix(repo)
         for row in rows:
             key = prefix + row.obj_id
             with self._lock(key):
-                self._objs[key] = _pack_obj(row)
+                self._objs[key] = pack_obj(row)
 
     def delete_objs(self, repo: str, ids: Sequence[bytes]) -> None:
-        prefix = _repo_prefix(repo)
+        prefix = repo_prefix(repo)
         for i in ids:
             key = prefix + i
             with self._lock(key):
                 del self._objs[key]
 
     def delete_obj_if_referenced(self, repo: str, obj_id: bytes, referenced: int) -> bool:
-        key = _repo_prefix(repo) + obj_id
+        key = repo_prefix(repo) + obj_id
         with self._lock(key):
             raw = self._objs.get(key)
-            if raw is None or _unpack_obj(obj_id, raw).referenced != referenced:
+            if raw is None or unpack_obj(obj_id, raw).referenced != referenced:
                 return False
             del self._objs[key]
             return True
 
     def update_obj_if_version(self, repo: str, expected_type: str, expected_token: str, row: ObjRow) -> bool:
-        key = _repo_prefix(repo) + row.obj_id
+        key = repo_prefix(repo) + row.obj_id
         with self._lock(key):
             raw = self._objs.get(key)
             if raw is None:
                 return False
-            current = _unpack_obj(row.obj_id, raw)
+            current = unpack_obj(row.obj_id, raw)
             if (current.obj_type, current.version_token) != (expected_type, expected_token):
                 return False
-            self._objs[key] = _pack_obj(row)
+            self._objs[key] = pack_obj(row)
             return True
 
     def delete_obj_if_version(
         self, repo: str, obj_id: bytes, expected_type: str, expected_token: str
     ) -> bool:
-        key = _repo_prefix(repo) + obj_id
+        key = repo_prefix(repo) + obj_id
         with self._lock(key):
             raw = self._objs.get(key)
             if raw is None:
                 return False
-            current = _unpack_obj(obj_id, raw)
+            current = unpack_obj(obj_id, raw)
             if (current.obj_type, current.version_token) != (expected_type, expected_token):
                 return False
             del self._objs[key]
             return True
 
     def scan_objs(self, repo: str, types: frozenset[str] | None) -> Iterator[ObjRow]:
-        prefix = _repo_prefix(repo)
+        prefix = repo_prefix(repo)
         start = len(prefix)
         key: bytes
         raw: bytes
         for key, raw in self._objs.items(from_key=prefix):  # type: ignore[assignment]
             if not key.startswith(prefix):
                 break
-            row = _unpack_obj(key[start:], raw)
+            row = unpack_obj(key[start:], raw)
             if types is None or row.obj_type in types:
                 yield row
 
     def erase_repositories(self, repos: Collection[str]) -> None:
         for repo in repos:
-            prefix = _repo_prefix(repo)
-            end = _prefix_end(prefix)
+            prefix = repo_prefix(repo)
+            end = prefix_end(prefix)
             self._refs.delete_range(prefix, end)
             self._objs.delete_range(prefix, end)
 
@@ -327,127 +280,6 @@ class RocksDBAdapter(BackendAdapter):
         cursor.seek_to_first()
         while cursor.valid():
             key: bytes = cursor.key()
-            (length,) = struct.unpack_from(">H", key)
-            repo = key[2 : 2 + length].decode("utf-8")
+            repo = repo_of_key(key)
             yield repo
-            cursor.seek(_prefix_end(_repo_prefix(repo)))
-
-
-class RocksDBBackendFactory(BackendFactory):
-    """``rocksdb:///path/to/dir`` (or a plain path); no URL gives a temporary directory removed on
-    close. Option ``sync=true`` fsyncs every write (slower, survives an OS crash)."""
-
-    name = "rocksdb"
-    description = "Embedded RocksDB (rocksdict): durable, single process, nothing to start"
-    required_modules = ("rocksdict",)
-    extra = "rocksdb"
-    default_url = None
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return CAPABILITIES
-
-    def create(self, url: str | None = None, options: Mapping[str, Any] | None = None) -> RocksDBAdapter:
-        if not url:
-            path = Path(tempfile.mkdtemp(prefix="lochkit-rocksdb-"))
-            sync = _flag(dict(options or {}).get("sync"))
-            return RocksDBAdapter(path, sync_writes=sync, remove_on_close=True)
-        opts = _options(url, options)
-        return RocksDBAdapter(data_directory(url), sync_writes=_flag(opts.get("sync")))
-
-    def store_url_in(self, directory: Path) -> str:
-        return str(directory)
-
-    def open_existing(
-        self, url: str | None = None, options: Mapping[str, Any] | None = None, *, read_only: bool = True
-    ) -> RocksDBAdapter:
-        if not url:
-            raise BackendConfigError(
-                "rocksdb", "(no directory)", "no directory was given", "give the store's directory as --url"
-            )
-        opts = _options(url, options)
-        path = data_directory(url)
-        problem = store_problem(path)
-        if problem is not None:
-            raise BackendStoreMissing(
-                "rocksdb",
-                str(path),
-                f"{path} is not a lochkit RocksDB store: {problem}",
-                "Nothing was created. The load commands and lochkit serve write one (by default in "
-                ".lochkit/data/rocksdb of the directory they ran in); give the directory of one "
-                "(--url rocksdb:///path/to/dir)",
-            )
-        return RocksDBAdapter(path, sync_writes=_flag(opts.get("sync")), existing=True, read_only=read_only)
-
-
-def _options(url: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The options of ``options`` and the URL's query (``options`` wins); refuses other schemes and
-    unknown options."""
-    opts: dict[str, Any] = dict(options or {})
-    parsed = urlparse(url)
-    if parsed.scheme not in ("", "rocksdb", "file"):
-        raise BackendConfigError(
-            "rocksdb",
-            url,
-            f"unsupported URL scheme '{parsed.scheme}'",
-            "use rocksdb:///path/to/dir or a plain directory path",
-        )
-    for key, values in parse_qs(parsed.query).items():
-        opts.setdefault(key, values[-1])
-    unknown = set(opts) - {"sync"}
-    if unknown:
-        raise BackendConfigError(
-            "rocksdb",
-            url,
-            f"unknown option(s) {', '.join(sorted(unknown))}",
-            "the only option is sync=true|false",
-        )
-    return opts
-
-
-#: What rocksdict records next to a database lochkit opened (raw keys and values, no prefix
-#: extractor). rocksdict rewrites it on every open, also a read-only one: a store that holds
-#: another one is not lochkit's, and opening it would change it.
-_ROCKSDICT_CONFIG: Final = {"raw_mode": True, "prefix_extractors": {}}
-_FAMILIES: Final = ("refs", "objs")
-
-
-def store_problem(path: Path) -> str | None:
-    """Why ``path`` is not a RocksDB database lochkit wrote, found by reading its files only (opening
-    it would create one there), or None."""
-    if not path.exists():
-        return "the directory does not exist"
-    if not path.is_dir():
-        return "it is not a directory"
-    if not (path / "CURRENT").is_file():
-        return "it holds no RocksDB database (no CURRENT file)"
-    try:
-        config = json.loads((path / "rocksdict-config.json").read_text())
-    except (OSError, ValueError):
-        config = None
-    if config != _ROCKSDICT_CONFIG:
-        return "a RocksDB database lochkit did not write (its rocksdict-config.json is missing or differs)"
-    families = _column_families(path)
-    missing = [f for f in _FAMILIES if f not in families]
-    if missing:
-        return f"a RocksDB database without lochkit's column families ({', '.join(missing)} missing)"
-    return None
-
-
-def _column_families(path: Path) -> set[str]:
-    """The column families the newest OPTIONS file of a RocksDB directory declares."""
-    numbered = [(int(p.name.partition("-")[2]), p) for p in path.glob("OPTIONS-*") if p.name[8:].isdigit()]
-    if not numbered:
-        return set()
-    text = max(numbered)[1].read_text(errors="replace")
-    return set(re.findall(r'^\[CFOptions "(.*)"\]', text, re.MULTILINE))
-
-
-def data_directory(url: str) -> Path:
-    """The directory a ``rocksdb:///path`` URL (or plain path) names; its query is not part of it."""
-    parsed = urlparse(url)
-    return Path((parsed.netloc + parsed.path) if parsed.scheme else url)
-
-
-def _flag(value: Any) -> bool:
-    return str(value).lower() in ("1", "true", "yes") if value is not None else False
+            cursor.seek(prefix_end(repo_prefix(repo)))

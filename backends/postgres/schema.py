@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-from backends.postgres_sql import SCHEMA_COMPONENT, SCHEMA_VERSION, Statements, expected_columns
+from backends.postgres.statements import SCHEMA_COMPONENT, SCHEMA_VERSION, Statements, expected_columns
 
 if TYPE_CHECKING:
     from psycopg import Connection

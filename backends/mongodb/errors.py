@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from persist_spi.errors import (
     BackendAuthenticationFailed,
@@ -21,6 +21,9 @@ from persist_spi.errors import (
     LochkitError,
     UnknownOperationResult,
 )
+
+if TYPE_CHECKING:
+    from pymongo.errors import BulkWriteError
 
 BACKEND: Final = "mongodb"
 DUPLICATE_KEY: Final = 11000
@@ -150,3 +153,20 @@ def _unknown(ctx: ErrorContext, operation: str, error: Exception, write: bool) -
         f"{BACKEND} at {ctx.address}: {operation} was interrupted ({type(error).__name__}: {error}); "
         f"{outcome}, retry it"
     )
+
+
+def duplicates(error: BulkWriteError, ctx: ErrorContext, operation: str) -> set[int]:
+    """Positions that failed only because the id exists; any other failure is raised."""
+    details = error.details
+    if details.get("writeConcernErrors"):
+        # Written on the primary, but not confirmed by a majority: may still be rolled back.
+        raise UnknownOperationResult(
+            f"mongodb at {ctx.address}: {operation}: the write concern was not satisfied "
+            f"({details['writeConcernErrors'][0].get('errmsg')}); it may or may not persist, retry it"
+        ) from error
+    positions = set()
+    for write_error in details.get("writeErrors", []):
+        if write_error.get("code") != DUPLICATE_KEY:
+            raise error  # not ours to interpret: the caller's error mapping decides
+        positions.add(int(write_error["index"]))
+    return positions

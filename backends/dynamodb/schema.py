@@ -11,7 +11,7 @@ import contextlib
 import time
 from typing import Any, Final
 
-from backends.dynamodb_settings import DynamoSettings
+from backends.dynamodb.config import DynamoSettings
 from persist_spi.errors import BackendSchemaMismatch
 
 #: Bump when the item layout changes incompatibly.
