@@ -48,6 +48,7 @@ from conformance.suites.base import ConformanceSuite, deviation_reason
 from persist_spi.adapter import BackendAdapter
 from persist_spi.cache import CacheConfig, CachingPersist, ObjectCache
 from persist_spi.config import StoreConfig
+from persist_spi.errors import InputError
 from persist_spi.logic.ownership import ExistingDataRefused
 from persist_spi.persist import Persist
 from persist_spi.registry import BackendFactory, UnknownBackend, backend_factory, discover_backends
@@ -135,7 +136,7 @@ def _check_backend_names(config: pytest.Config) -> None:
             target = parse_target(name)
             if target.backend is not None:
                 backend_factory(target.backend)
-        except (UnknownBackend, ValueError) as e:
+        except (UnknownBackend, InputError) as e:
             raise pytest.UsageError(str(e)) from None
 
 

@@ -25,10 +25,11 @@ def suite_target(text: str) -> str:
     """What ``lochkit conformance`` can run the suites against (argparse ``type=``): an installed
     backend, ``serve:BACKEND`` or ``nessie``."""
     from conformance.suite_targets import parse_target
+    from persist_spi.errors import InputError
 
     try:
         target = parse_target(text)
-    except ValueError as e:
+    except InputError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
     if target.backend is not None:
         backend_name(target.backend)

@@ -20,6 +20,8 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field, fields
 from typing import Final, NamedTuple
 
+from persist_spi.errors import InputError
+
 
 class RefRow(NamedTuple):
     """A stored reference. ``previous_pointers`` is an opaque blob the core encodes."""
@@ -102,7 +104,7 @@ class Capabilities:
     def declares(self, name: str) -> bool:
         """Whether this backend has capability ``name`` (a size limit counts when there is one)."""
         if name not in self.names():
-            raise ValueError(f"unknown capability '{name}'; the capabilities are {', '.join(self.names())}")
+            raise InputError(f"unknown capability '{name}'; the capabilities are {', '.join(self.names())}")
         value = getattr(self, name)
         return value is not None and value is not False
 

@@ -30,9 +30,30 @@ class UsageError(InputError):
     cannot take; found before anything is opened, started or written."""
 
 
+class CorruptData(LochkitError, ValueError):
+    """Stored bytes that do not decode (a truncated index, an unknown format version, a lease row
+    that is not one): the database's content is wrong, not the request, so the REST server answers
+    500 and logs it. A ``ValueError`` too, as the decoders raised before."""
+
+
 class Unreachable(LochkitError):
     """A database or server could not be reached or opened (down, unreachable, or a store another
     process holds locked). Commands exit with :data:`persist_spi.exit_codes.UNAVAILABLE`."""
+
+
+def unexpected_error_message(error: BaseException) -> str:
+    """``Type: message``, then each cause's (``, caused by ...``): how the REST server (as Nessie's
+    does) and the commands describe an exception nobody declared. The class and message only: the
+    traceback goes to the log, never to a client."""
+    described: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        text = str(current)
+        described.append(f"{type(current).__name__}: {text}" if text else type(current).__name__)
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return ", caused by ".join(described)
 
 
 # --- objects -------------------------------------------------------------------------------------

@@ -155,7 +155,7 @@ async def _answer(
             query.setdefault(name, []).append(value)
         result = await run_in_threadpool(lambda: handler(Call(store(), query, body)))
     except Exception as e:  # every failure becomes Nessie's error answer
-        status, answer = error_answer(e, spec)
+        status, answer = error_answer(e, spec, f"{request.method} {request.url.path}")
         return JSONResponse(answer, status_code=status)
     return JSONResponse(result)
 

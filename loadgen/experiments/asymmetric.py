@@ -34,7 +34,7 @@ from loadgen.targets.connect import connect
 from loadgen.targets.policy import apply_policy
 from loadgen.targets.target import Target, TargetConnection
 from persist_spi.columns import columns
-from persist_spi.errors import LochkitError
+from persist_spi.errors import InputError, LochkitError
 from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.content import ContentKey, IcebergTable
 from persist_spi.versionstore.errors import ReferenceConflictError, ReferenceRetryFailureError
@@ -65,11 +65,11 @@ class AsymmetricOptions:
 
     def validate(self) -> None:
         if self.duration_s <= 0:
-            raise ValueError("--duration must be greater than zero")
+            raise InputError("--duration must be greater than zero")
         if not self.puts:
-            raise ValueError("--writers needs at least one writer")
+            raise InputError("--writers needs at least one writer")
         if any(p < 1 for p in self.puts):
-            raise ValueError("--writers: every writer puts at least 1 key per commit")
+            raise InputError("--writers: every writer puts at least 1 key per commit")
 
 
 @dataclass

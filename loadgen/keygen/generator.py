@@ -49,7 +49,7 @@ def _parse(pattern: str) -> list[Func]:
             name, *args = [p.strip() for p in declaration.split(",")]
             try:
                 parts.append(resolve(name, deque(args)))
-            except ValueError as e:
+            except InputError as e:
                 raise error(column, f"failure parsing function declaration: {e}") from None
             state = "literal"
         else:

@@ -118,7 +118,7 @@ def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
     from loadgen.runs import RunDirectory, default_run_dir
     from loadgen.targets.opening import TargetError, check_target_arguments, open_target
     from loadgen.targets.policy import apply_policy
-    from persist_spi.errors import LochkitError, Unreachable
+    from persist_spi.errors import InputError, LochkitError, Unreachable
     from persist_spi.exit_codes import UNAVAILABLE
     from provisioning.base import ProvisioningFailed
 
@@ -144,7 +144,7 @@ def _open(environment: Any, web_ui: Any = None, **_: Any) -> None:
             with hints.running(_HINTS):  # messages name this command's options
                 target = _resources.enter_context(open_target(opts, purpose="load"))
             opts.policy = apply_policy(target, opts.policy)
-    except ValueError as e:
+    except InputError as e:
         _fail(str(e))
     except Unreachable as e:
         _fail(str(e), UNAVAILABLE)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from persist_spi.errors import InputError, UsageError
+
 NAME = "content-generator"
 HELP = "Nessie's content generator: generate commits, read and maintain content (see --help)"
 DESCRIPTION = (
@@ -310,7 +312,7 @@ def execute(subcommand: str, args: argparse.Namespace, command: str | None = Non
         # change) is both, and it is a failed commit, not a usage error.
         print(f"{command}: {e}", file=sys.stderr)
         return 1
-    except (ValueError, UnknownBackend) as e:
+    except (InputError, UnknownBackend) as e:
         print(f"{command}: {e}", file=sys.stderr)
         return USAGE_ERROR
     except Unreachable as e:
@@ -349,11 +351,11 @@ def _execute(subcommand: str, args: argparse.Namespace) -> int:
         # Refused before a Nessie server is started or reached, as apply_policy would refuse it after.
         problem = rest_policy_problem(args.policy) if names_nessie_server(args) else None
         if problem is not None:
-            raise ValueError(problem)
+            raise UsageError(problem)
         sources = seeded_sources(args.seed) if args.seed is not None else DEFAULT_SOURCES
         with open_target(args, purpose="load", sources=sources) as target:
             if getattr(args, "inventory", False) and target.kind != "lochkit":
-                raise ValueError("--inventory needs a lochkit backend (--backend NAME), not a Nessie server")
+                raise UsageError("--inventory needs a lochkit backend (--backend NAME), not a Nessie server")
             args.policy = apply_policy(target, args.policy)  # the run directory records the one applied
             seed = Seed(options.draws_seed, drawn=args.seed is None)
             return _recorded(subcommand, args, target, _generate_body(args, options), seed)
@@ -379,19 +381,19 @@ def check_usage(subcommand: str, args: argparse.Namespace) -> None:
 
     if subcommand in ("content-refresh", "delete"):
         if args.input is not None and args.format is None:
-            raise ValueError("--input needs --format CSV_KEYS or CONTENT_INFO_JSON")
+            raise UsageError("--input needs --format CSV_KEYS or CONTENT_INFO_JSON")
         if args.input is not None and (args.key or args.all):
-            raise ValueError("--input cannot be combined with --key or --all")
+            raise UsageError("--input cannot be combined with --key or --all")
         if args.input is not None and not args.input.is_file():
-            raise ValueError(f"--input {args.input}: no such file; give the path of a {args.format} file")
+            raise UsageError(f"--input {args.input}: no such file; give the path of a {args.format} file")
         if args.input is not None:
             check_input(_selection(args))
         if args.recursive and not args.key:
-            raise ValueError("--recursive needs --key")
+            raise UsageError("--recursive needs --key")
         if args.batch < 1:
-            raise ValueError("--batch must be at least 1")
+            raise UsageError("--batch must be at least 1")
     if subcommand == "copy" and args.num_copies < 1:
-        raise ValueError("--num-copies must be positive")
+        raise UsageError("--num-copies must be positive")
 
 
 def _selection(args: argparse.Namespace) -> Any:

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from persist_spi.errors import InputError, UsageError
+
 NAME = "experiment"
 HELP = "experiments that print a table: 'asymmetric' (writers with different commit sizes on one branch)"
 DESCRIPTION = (
@@ -101,7 +103,7 @@ def parse_writers(text: str) -> tuple[int, ...]:
             else:
                 puts.append(int(item))
         except ValueError:
-            raise ValueError(
+            raise UsageError(
                 f"--writers '{text}': '{item}' is not a number of puts (or COUNTxPUTS)"
             ) from None
     return tuple(puts)
@@ -118,7 +120,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
 
     try:
         return _asymmetric(args)
-    except (ValueError, UnknownBackend) as e:
+    except (InputError, UnknownBackend) as e:
         print(f"lochkit experiment {args.experiment}: {e}", file=sys.stderr)
         return USAGE_ERROR
     except Unreachable as e:
@@ -159,9 +161,9 @@ def _asymmetric(args: argparse.Namespace) -> int:
 
         check_target("nessie" if args.nessie_uri or args.backend == "nessie" else "lochkit", args.backend)
     if args.repeat < 1:
-        raise ValueError("--repeat must be at least 1")
+        raise UsageError("--repeat must be at least 1")
     if args.json is not None and not args.json.resolve().parent.is_dir():
-        raise ValueError(f"--json {args.json}: its directory does not exist")
+        raise UsageError(f"--json {args.json}: its directory does not exist")
     check_target_arguments(args)  # before a server starts or a run directory is made
     metrics = (
         serve_metrics(args.metrics_port, multiprocess=options.processes)

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from persist_spi.errors import InputError, UsageError
+
 if TYPE_CHECKING:
     from loadgen.scenarios import Scenario
 
@@ -32,7 +34,7 @@ def locust_argv(name: str, rest: Sequence[str]) -> list[str]:
     from loadgen.scenarios import SCENARIOS
 
     if name not in SCENARIOS:
-        raise ValueError(f"unknown scenario '{name}'; scenarios: {', '.join(sorted(SCENARIOS))}")
+        raise UsageError(f"unknown scenario '{name}'; scenarios: {', '.join(sorted(SCENARIOS))}")
     import importlib.util
 
     # Found, not imported: importing it would import locust, which monkey-patches this process.
@@ -145,7 +147,7 @@ def run_raw(argv: Sequence[str]) -> int:
         rest = ["--users" if a == "-u" else a for a in rest]
     try:
         command = locust_argv(argv[0], rest)
-    except ValueError as e:
+    except InputError as e:
         print(f"lochkit scenario: {e}", file=sys.stderr)
         return 2
     if dry_run:

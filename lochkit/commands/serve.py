@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from loadgen.targets.opening import NESSIE, TargetError, open_target
     from loadgen.targets.policy import apply_policy
-    from persist_spi.errors import LochkitError, Unreachable
+    from persist_spi.errors import InputError, LochkitError, Unreachable
     from persist_spi.exit_codes import UNAVAILABLE
     from persist_spi.registry import UnknownBackend
     from provisioning.base import ProvisioningFailed
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         with open_target(args, purpose="serve") as target:
             # The policy of the one store every client's commits go through.
             return _serve(args, target, apply_policy(target, args.policy))
-    except (ValueError, UnknownBackend) as e:
+    except (InputError, UnknownBackend) as e:
         print(f"lochkit serve: {e}", file=sys.stderr)
         return 2
     except Unreachable as e:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from persist_spi.codec import DEFAULT_CODEC
 from persist_spi.config import INT_MAX
-from persist_spi.errors import ObjTooLarge
+from persist_spi.errors import InputError, ObjTooLarge
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import CommitOp
@@ -95,7 +95,7 @@ def check_duplicates(operations: Sequence[Operation]) -> None:
         if previous is not None and not (
             isinstance(previous, Delete) and isinstance(op, Put) and op.content.id is None
         ):
-            raise ValueError(f"Duplicate key in commit operations: {op.key}")
+            raise InputError(f"Duplicate key in commit operations: {op.key}")
         seen[op.key] = op
 
 
@@ -269,7 +269,7 @@ def _prepare_put(
         prepared.new_content_ids[key] = content_id
         prepared.created_keys.append(key)
     if content_id in put_ids:  # e.g. one content renamed to two keys
-        raise ValueError(f"Duplicate content ID: {content_id} for key: {key}")
+        raise InputError(f"Duplicate content ID: {content_id} for key: {key}")
     put_ids.add(content_id)
     value = state.value_for(position, content_id, content)
     if value.id not in state.stored:

@@ -19,6 +19,7 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from persist_spi.errors import InputError
 from persist_spi.ids import ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import Action, IndexElement
@@ -152,7 +153,7 @@ class _Policy:
 
 def _value_obj(content: Content) -> ContentValueObj:
     if content.id is None:
-        raise ValueError("Merge key behaviour content must carry its content id")
+        raise InputError("Merge key behaviour content must carry its content id")
     return content_value(content.id, content.PAYLOAD, content.to_bytes())
 
 
@@ -161,12 +162,12 @@ def _validate_behaviors(behaviors: Sequence[MergeKeyBehavior]) -> dict[ContentKe
     for spec in behaviors:
         if spec.resolved_content is not None:
             if spec.behavior is not MergeBehavior.NORMAL:
-                raise ValueError(
+                raise InputError(
                     f"MergeKeyBehavior.resolvedContent must be null for MergeBehavior.{spec.behavior.value} "
                     f"for {spec.key}"
                 )
             if spec.expected_target_content is None:
-                raise ValueError(
+                raise InputError(
                     "MergeKeyBehavior.resolvedContent requires setting MergeKeyBehavior.expectedTarget as "
                     f"well for key {spec.key}"
                 )
@@ -177,7 +178,7 @@ def _validate_behaviors(behaviors: Sequence[MergeKeyBehavior]) -> dict[ContentKe
 def _check_all_used(policy: _Policy) -> None:
     unused = sorted(str(k) for k in policy.by_key if k not in policy.used)
     if unused:
-        raise ValueError(
+        raise InputError(
             "Not all merge key behaviors specified in the request have been used. The following keys were "
             f"not used: [{', '.join(unused)}]"
         )
@@ -254,7 +255,7 @@ class Merger:
         helper, refs = self.helper, self.refs
         by_key = _validate_behaviors(key_behaviors)
         if target.kind is not RefKind.BRANCH:
-            raise ValueError("Reference to merge into must be a branch.")
+            raise InputError("Reference to merge into must be a branch.")
 
         def attempt(_: object) -> MergeResult:
             # Nessie resolves the source before the target, so a missing source is named first.
@@ -348,13 +349,13 @@ class Merger:
         helper, refs = self.helper, self.refs
         by_key = _validate_behaviors(key_behaviors)
         if not sequence:
-            raise ValueError("No hashes to transplant")
+            raise InputError("No hashes to transplant")
         if message is not None and len(sequence) != 1:
-            raise ValueError(
+            raise InputError(
                 f"A message can replace the message of one transplanted commit, not of {len(sequence)}"
             )
         if target.kind is not RefKind.BRANCH:
-            raise ValueError("Reference to transplant into must be a branch.")
+            raise InputError("Reference to transplant into must be a branch.")
 
         def attempt(_: object) -> MergeResult:
             ref = refs.row(target, for_update=True)
@@ -422,7 +423,7 @@ class Merger:
             if commit is None:
                 raise ReferenceNotFoundError(f"Commit '{commit_id}' not found")
             if loaded and commit.direct_parent != loaded[-1].id:
-                raise ValueError("Sequence of hashes is not contiguous.")
+                raise InputError("Sequence of hashes is not contiguous.")
             loaded.append(commit)
         return loaded
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from persist_spi.errors import ObjNotFound, RefNotFound
+from persist_spi.errors import InputError, ObjNotFound, RefNotFound
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.logic.commit_logic import CommitLogic
 from persist_spi.logic.reference_logic import ReferenceLogic
@@ -71,7 +71,7 @@ class RefMapping:
         :mod:`persist_spi.versionstore.commit_specs`)."""
         if ref is None:
             if hash_ is None:
-                raise ValueError("Give a reference, a hash, or both")
+                raise InputError("Give a reference, a hash, or both")
             self.check_commit_exists(hash_)
             start = hash_
         else:

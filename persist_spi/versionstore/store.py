@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 
-from persist_spi.errors import LochkitError, RefAlreadyExists, RefConditionFailed, RefNotFound
+from persist_spi.errors import InputError, LochkitError, RefAlreadyExists, RefConditionFailed, RefNotFound
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.elements import CommitOp
@@ -151,7 +151,7 @@ class VersionStore:
             self.persist.store_obj(info)
             extended = info.id
         elif message is not None or headers is not None or signature is not None:
-            raise ValueError("Only tags carry a message, headers or a signature")
+            raise InputError("Only tags carry a message, headers or a signature")
         self.known_heads.forget(ref.full_name)
         try:
             return reference_info(self.refs.create_reference(ref.full_name, target, extended))
@@ -223,7 +223,7 @@ class VersionStore:
         rejected only when a key it touches changed since ``expected_hash`` (default: the head).
         How it lands (retries, waiting, grouping) is the store's :attr:`policy`."""
         if branch.kind is not RefKind.BRANCH:
-            raise ValueError("Reference to commit into must be a branch.")
+            raise InputError("Reference to commit into must be a branch.")
         check_value_sizes(self.persist, operations)
         return self.policy.commit(self, CommitRequest(branch, expected_hash, meta, operations, validator))
 
@@ -539,7 +539,7 @@ def _key_range(
     if min_key is not None and max_key is not None and store_key_min(min_key) > store_key_max(max_key):
         # Nessie's index refuses such a range ("'to' must be greater than 'from'") when a key lies
         # between the two bounds; lochkit refuses it always, so the answer does not depend on data.
-        raise ValueError(
+        raise InputError(
             f"'to' must be greater than 'from': the minimum key '{min_key}' is above the maximum key "
             f"'{max_key}'"
         )
@@ -555,7 +555,7 @@ def _key_range(
         try:
             begin = StoreKey(bytes.fromhex(token).decode("utf-8"))
         except ValueError:
-            raise ValueError(
+            raise InputError(
                 f"Invalid paging token '{token}': expected the hex text a listing returned"
             ) from None
     return begin, end
