@@ -318,7 +318,7 @@ class VersionStore:
                 current_content=self.contents.content_for_op,
                 new_content_id=self.sources.new_content_id,
             )
-        except ValueError:
+        except InputError:
             return
         if prepared.objects:
             self.persist.store_objs(prepared.objects)

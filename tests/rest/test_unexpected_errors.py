@@ -37,7 +37,8 @@ def served() -> Iterator[Served]:
 
 
 def _unpacking_bug(*args: Any, **kwargs: Any) -> NoReturn:
-    first, second = [1]  # type: ignore[misc]  # the bug: one value where two were expected
+    values: list[int] = [1]
+    first, second = values  # the bug: one value where two were expected
     raise AssertionError(f"not reached: {first} {second}")
 
 

@@ -172,3 +172,48 @@ def test_input_checks_raise_input_errors_that_are_still_value_errors(check: Any)
         check()
     assert isinstance(raised.value, ValueError)
     assert isinstance(raised.value, LochkitError)
+
+
+# --- what the REST model makes of each kind, both ways --------------------------------------------
+
+
+def test_only_declared_input_errors_are_answered_400() -> None:
+    from persist_spi.errors import CorruptData, ObjTooLarge
+    from persist_spi.versionstore import nessie_json as nj
+
+    assert nj.error_to_json(InputError("bad name"))[0] == 400
+    assert nj.error_to_json(ObjTooLarge(10, 5))[0] == 400
+    assert nj.error_to_json(ValueError("a bug"))[0] == 500
+    assert nj.error_to_json(CorruptData("stored bytes do not decode"))[1]["message"] == (
+        "stored bytes do not decode"  # declared: its own message, written for users
+    )
+    try:
+        try:
+            int("x")
+        except ValueError as e:
+            raise RuntimeError("while reading") from e
+    except RuntimeError as e:
+        status, body = nj.error_to_json(e)
+    assert (status, body["errorCode"]) == (500, "UNKNOWN")
+    assert body["message"] == (
+        "RuntimeError: while reading, caused by ValueError: invalid literal for int() with base 10: 'x'"
+    )
+
+
+def test_a_client_gets_an_input_error_back_for_a_400() -> None:
+    from persist_spi.versionstore import nessie_json as nj
+
+    error = nj.error_from_json(400, {"errorCode": "BAD_REQUEST", "message": "Invalid reference 'x y'"})
+    assert isinstance(error, InputError)
+    assert str(error) == "Invalid reference 'x y'"
+    server_side = nj.error_from_json(500, {"errorCode": "UNKNOWN", "message": "boom"})
+    assert isinstance(server_side, nj.NessieServerError)
+
+
+def test_stored_bytes_that_do_not_decode_are_corrupt_data_not_input() -> None:
+    from persist_spi.errors import CorruptData
+    from persist_spi.indexes.store_index import deserialize_index
+
+    with pytest.raises(CorruptData) as raised:
+        deserialize_index(b"")
+    assert not isinstance(raised.value, InputError)
