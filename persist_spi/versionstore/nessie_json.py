@@ -732,7 +732,9 @@ def content_not_found_to_json(key: ContentKey, ref_name: str) -> tuple[int, Json
 
 
 def error_to_json(error: BaseException) -> tuple[int, Json]:
-    """The HTTP status and body a v2 server answers for ``error``."""
+    """The HTTP status and body a v2 server answers for ``error``: 400 only for input lochkit
+    declares wrong (:class:`~persist_spi.errors.InputError`, a value over a size limit); anything
+    else that is not a reference's state is a 500."""
     details: Json | None = None
     if isinstance(error, InvalidOperation):
         # An operation no commit may carry: Nessie answers 400; the conflict rides along.
