@@ -5,6 +5,7 @@ real backend."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from pathlib import Path
 
@@ -32,14 +33,12 @@ from reports.check_parquet import FINDINGS_FILE, REFERENCES_FILE, RUNS_FILE, wri
 MAIN = branch("main")
 
 
-def _repository(commits: int = 40, **config: int) -> tuple[AdapterPersist, VersionStore]:
+def _repository(commits: int = 40) -> tuple[AdapterPersist, VersionStore]:
     """A repository whose small index limits make commits spill into stripes and segments."""
     adapter = InMemoryBackendFactory().create()
     persist = AdapterPersist(
         adapter,
-        StoreConfig(
-            repository_id="r", max_incremental_index_size=1024, max_serialized_index_size=2048, **config
-        ),
+        StoreConfig(repository_id="r", max_incremental_index_size=1024, max_serialized_index_size=2048),
     )
     vs = VersionStore(persist)
     vs.repository.initialize("main")
@@ -129,14 +128,8 @@ def test_segment_listed_for_other_keys_is_found() -> None:
 def test_wrong_sequence_number_is_found() -> None:
     persist, vs = _repository()
     victim = _commits(persist, vs)[7]
-    persist.upsert_obj(CommitObj(**{**_fields(victim), "seq": victim.seq + 5}))
+    persist.upsert_obj(dataclasses.replace(victim, seq=victim.seq + 5))
     assert "sequence-mismatch" in _codes(_check(persist))
-
-
-def _fields(commit: CommitObj) -> dict[str, object]:
-    import dataclasses
-
-    return {f.name: getattr(commit, f.name) for f in dataclasses.fields(commit)}
 
 
 def test_row_without_registration_is_an_error() -> None:
