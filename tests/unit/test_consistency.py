@@ -19,6 +19,7 @@ from persist_spi.check.findings import CheckReport, ExitCode, Severity
 from persist_spi.config import StoreConfig
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.store_index import deserialize_index
+from persist_spi.keys import StoreKey
 from persist_spi.logic.commit_lease import LeaseState, lease_ref_name
 from persist_spi.logic.reference_logic import ReferenceLogic
 from persist_spi.objs import CommitObj, ContentValueObj, IndexObj
@@ -185,7 +186,7 @@ def test_missing_registration_record_and_tag_info_are_errors() -> None:
     assert v1.extended_info_obj is not None
     persist.delete_obj(v1.extended_info_obj)
     registry = vs.commits.complete_index_of(persist.fetch_existing_reference("int/refs").pointer)
-    element = registry.get("refs/heads/dev")  # type: ignore[arg-type]
+    element = registry.get(StoreKey("refs/heads/dev"))
     assert element is not None
     assert element.op.value is not None
     persist.delete_obj(element.op.value)

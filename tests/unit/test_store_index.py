@@ -242,7 +242,7 @@ def test_lazy_stripes_make_only_the_stripes_a_lookup_touches() -> None:
         return LazyIndex(lambda: deserialize_index(part.serialize()), part.first(), part.last())
 
     stripes = LazyStripes(len(parts), make)
-    striped = StripedIndex(stripes, [k for p in parts for k in (p.first(), p.last())])  # type: ignore[misc]
+    striped = StripedIndex(stripes, [k for p in parts for k in _first_last(p)])
     assert made == []
     assert not striped.is_loaded
     wanted = flat.keys()[120]
