@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from conformance import snippets
-from provisioning.servers.versions import NESSIE_VERSION
+from provisioning.servers.versions import NESSIE_VERSION as NESSIE_VERSION  # re-exported: checked on it
 
 Kind = Literal["deliberate", "nessie-bug", "rest-api"]
 

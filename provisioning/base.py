@@ -139,8 +139,8 @@ def docker_engine_available() -> bool:
     try:
         import docker
     except ImportError:
-        docker = None
-    if docker is not None:
+        pass
+    else:
         try:
             client = docker.from_env(timeout=10)
             try:

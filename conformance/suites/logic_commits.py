@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from collections.abc import Callable
 
 import pytest
 
@@ -383,7 +384,7 @@ class LogicCommitsSuite(ConformanceSuite):
 
     # --- merge base ------------------------------------------------------------------------------
 
-    def _load(self, logic: CommitLogic):  # type: ignore[no-untyped-def]
+    def _load(self, logic: CommitLogic) -> Callable[[ObjId], CommitObj | None]:
         def load(commit_id: ObjId) -> CommitObj | None:
             try:
                 return logic.fetch_commit(commit_id)

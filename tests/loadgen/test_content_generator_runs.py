@@ -16,7 +16,8 @@ import pytest
 import loadgen.targets.opening
 from loadgen.targets import Target
 from persist_spi.errors import BackendUnavailable
-from persist_spi.versionstore.content import ContentKey
+from persist_spi.versionstore.content import Content, ContentKey
+from persist_spi.versionstore.operations import Operation, Put
 
 from .run_files import commit_events, run_json
 
@@ -52,7 +53,7 @@ def fail_commit(monkeypatch: pytest.MonkeyPatch, fail_at: int, error: BaseExcept
     @contextlib.contextmanager
     def failing_open(*args: Any, **kwargs: Any) -> Iterator[Target]:
         with real_open(*args, **kwargs) as target:
-            target.api = _FailingCommits(target.api, fail_at, error)  # type: ignore[assignment]
+            target.api = _FailingCommits(target.api, fail_at, error)
             yield target
 
     monkeypatch.setattr(loadgen.targets.opening, "open_target", failing_open)
@@ -183,12 +184,17 @@ def test_bulk_commands_show_a_bar_on_a_terminal_and_step_lines_otherwise(
 # --- the seed --------------------------------------------------------------------------------------
 
 
+def _without_id(op: Operation) -> Content:
+    assert isinstance(op, Put), f"the generator only puts, got {op}"
+    return dataclasses.replace(op.content, id=None)
+
+
 def _draws(rocks: RocksRepository) -> list[tuple[str, list[tuple[ContentKey, Any]]]]:
     """Each commit's message and puts, without content ids (which only a given seed fixes)."""
     return [
         (
             entry.meta.message,
-            [(op.key, dataclasses.replace(op.content, id=None)) for op in entry.operations or ()],
+            [(op.key, _without_id(op)) for op in entry.operations or ()],
         )
         for entry in reversed(rocks.log("main"))
     ]

@@ -31,7 +31,7 @@ def inventory_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         write_inventory(persist, out, source={"backend": "inmemory"})
     finally:
-        adapter.close()  # type: ignore[attr-defined]
+        adapter.close()
     return out
 
 
@@ -88,7 +88,7 @@ def test_the_projection_predicts_the_objects_of_the_same_repository_after_twice_
         _commit_tables(store, 30, 30, puts=4)
         write_inventory(persist, tmp_path / "after-60", source={"backend": "inmemory"})
     finally:
-        adapter.close()  # type: ignore[attr-defined]
+        adapter.close()
     measured = pq.read_table(tmp_path / "after-60" / "objects.parquet").num_rows
     inventories, tables = load_inventories(
         spark, HadoopFs(spark), discover(LocalFs(), [str(tmp_path / "after-30")]).inventories

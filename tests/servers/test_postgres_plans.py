@@ -39,6 +39,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresProvisi
 
 @pytest.fixture
 def adapter(server: PostgresProvisioned) -> Iterator[PostgresAdapter]:
+    assert server.url is not None
     prefix = f"pl{uuid.uuid4().hex[:6]}_"
     adapter = PostgresBackendFactory().create(f"{server.url}?table_prefix={prefix}")
     assert isinstance(adapter, PostgresAdapter)

@@ -191,10 +191,10 @@ def test_open_existing_reads_refuses_writes_and_creates_nothing(tmp_path: Path) 
     before = files(tmp_path / "db")
     adapter = factory.open_existing(store)
     try:
-        store = VersionStore(AdapterPersist(adapter, StoreConfig()))
-        assert store.reference(branch("main")).hash is not None
+        version_store = VersionStore(AdapterPersist(adapter, StoreConfig()))
+        assert version_store.reference(branch("main")).hash is not None
         with pytest.raises(Exception, match="read only"):
-            store.create_reference(branch("other"))
+            version_store.create_reference(branch("other"))
     finally:
         adapter.close()
     assert files(tmp_path / "db") == before

@@ -4,6 +4,7 @@ missing capabilities skip with their reason, and reports count per area."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -59,7 +60,7 @@ class TestProbe(ConformanceSuite):
 """
 
 
-def _run(pytester: pytest.Pytester, deviations: dict[str, str]) -> tuple[pytest.RunResult, dict]:  # type: ignore[type-arg]
+def _run(pytester: pytest.Pytester, deviations: dict[str, str]) -> tuple[pytest.RunResult, dict[str, Any]]:
     pytester.makepyfile(test_probe=FACTORY.replace("{DEVIATIONS}", repr(deviations)))
     report = pytester.path / "report.json"
     result = pytester.runpytest("-p", "no:cacheprovider", "--lochkit-report", str(report))

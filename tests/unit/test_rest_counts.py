@@ -15,7 +15,6 @@ import conformance.all
 from conformance import snippets
 from conformance.rest_counts import (
     COLLECT_ARGS,
-    NESSIE,
     TARGETS,
     Prediction,
     check,
@@ -24,6 +23,7 @@ from conformance.rest_counts import (
     predicted,
     prediction_of,
 )
+from conformance.suite_targets import NESSIE
 
 from .doc_pages import DOCS, ROOT
 

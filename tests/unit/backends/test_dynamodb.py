@@ -47,7 +47,19 @@ def _key(k: str) -> dict[str, Any]:
 
 
 def _client_error(code: str, message: str = "boom", status: int = 400) -> ClientError:
-    return ClientError({"Error": {"Code": code, "Message": message}, "ResponseMetadata": {}}, "PutItem")
+    return ClientError(
+        {
+            "Error": {"Code": code, "Message": message},
+            "ResponseMetadata": {
+                "RequestId": "",
+                "HostId": "",
+                "HTTPStatusCode": status,
+                "HTTPHeaders": {},
+                "RetryAttempts": 0,
+            },
+        },
+        "PutItem",
+    )
 
 
 class FakeBatchClient:
