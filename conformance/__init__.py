@@ -6,7 +6,7 @@ fixture (see docs/own-adapter.md).
 """
 
 from conformance.harness import BackendUnderTest, PersistFactory
-from conformance.provisioning import Provisioned, ServerProvisioner
 from conformance.suites.base import ConformanceSuite
+from provisioning.base import Provisioned, ServerProvisioner
 
 __all__ = ["BackendUnderTest", "ConformanceSuite", "PersistFactory", "Provisioned", "ServerProvisioner"]

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from conformance.harness import BackendUnderTest
-from conformance.provisioning import Provisioned, ProvisioningFailed, provision
 from conformance.setup_failure import SetupFailure
-from conformance.workdir import make_workdir, remove_workdir
-from persist_spi.ownership import guard_database
+from persist_spi.logic.ownership import guard_database
 from persist_spi.registry import BackendFactory
+from provisioning.base import Provisioned, ProvisioningFailed
+from provisioning.registry import provision
+from provisioning.workdir import make_workdir, remove_workdir
 
 
 @dataclass

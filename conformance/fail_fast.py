@@ -22,9 +22,11 @@ Three guards, for conformance suite tests only:
   that cannot be set up at all is reported by the plugin itself, which fails every later test at
   once without asking the server again.
 
-Registered by :mod:`conformance.plugin` (``pytest_plugins``), so it is active wherever the plugin is.
+Its options are added by :mod:`conformance.plugin`, which checks them in every session and
+registers this module as a plugin only when a session runs lochkit tests (see
+:mod:`conformance.session`).
 
-PYTEST_DONT_REWRITE: the plugin module imports this one before pytest registers it as a plugin, so
+PYTEST_DONT_REWRITE: the plugin module imports this one before it is registered as a plugin, so
 pytest could not rewrite its asserts anyway and would warn in every run; there are none to rewrite.
 """
 
@@ -38,10 +40,9 @@ from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
-from _pytest.outcomes import Failed
 
 from conformance.suites.base import ConformanceSuite
 
@@ -62,6 +63,11 @@ _STUCK_THREAD_GRACE_SECONDS: Final = 2.0
 
 _STATE_KEY = pytest.StashKey["_FailFastState"]()
 
+if TYPE_CHECKING:
+    _Failed = BaseException
+else:
+    _Failed = pytest.fail.Exception  # the public name of the outcome ``pytest.fail`` raises
+
 
 class TestTimeLimitExceeded(BaseException):
     """Raised in a test phase that ran past ``--lochkit-time-limit``.
@@ -73,7 +79,7 @@ class TestTimeLimitExceeded(BaseException):
     __test__ = False  # not a test class, despite its name
 
 
-class FixtureTimeLimitExceeded(TestTimeLimitExceeded, Failed):
+class FixtureTimeLimitExceeded(TestTimeLimitExceeded, _Failed):
     """The same, raised in a test's setup or teardown: also a pytest outcome, as ``pytest.fail``
     raises, because pytest tears fixtures down and sets them up again only around outcomes and
     ``Exception``. Any other ``BaseException`` leaves its record of set-up fixtures half undone,
@@ -162,8 +168,8 @@ class _FailFastState:
         return EMBEDDED_TIME_LIMIT_SECONDS if self.embedded else SERVER_TIME_LIMIT_SECONDS
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("lochkit", "lochkit conformance")
+def add_options(group: pytest.OptionGroup) -> None:
+    """The options of the guards, in the plugin's group."""
     from_env = os.environ.get("LOCHKIT_TIME_LIMIT")
     group.addoption(
         "--lochkit-time-limit",
@@ -186,7 +192,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def pytest_configure(config: pytest.Config) -> None:
+def check_options(config: pytest.Config) -> tuple[float | None, int]:
+    """The time limit and the number of same failures, or a usage error."""
     limit = config.getoption("--lochkit-time-limit")
     same = int(config.getoption("--lochkit-same-failures"))
     if (limit is not None and limit < 0) or same < 0:
@@ -194,7 +201,12 @@ def pytest_configure(config: pytest.Config) -> None:
             "--lochkit-time-limit and --lochkit-same-failures take 0 (off) or a positive number, "
             f"got {limit} and {same}"
         )
-    state = _FailFastState(None if limit is None else float(limit), same)
+    return None if limit is None else float(limit), same
+
+
+def start(config: pytest.Config) -> None:
+    """The guards from now on; the module's hooks act once this module is registered as a plugin."""
+    state = _FailFastState(*check_options(config))
     state.threads_before = {t.ident for t in threading.enumerate() if t.ident is not None}
     config.stash[_STATE_KEY] = state
 
@@ -260,17 +272,20 @@ def _limited(item: pytest.Item, phase: str) -> Generator[None, Any, Any]:
         state.alarm = None
 
 
-@pytest.hookimpl(wrapper=True)
+# The limits wrap the phase itself, inside the other plugins' wrappers (output capture, logging):
+# this module is registered late, when a session turns out to run lochkit tests, and would
+# otherwise be the outermost wrapper.
+@pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
     return (yield from _limited(item, "setup"))
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     return (yield from _limited(item, "call"))
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
     return (yield from _limited(item, "teardown"))
 
@@ -336,11 +351,12 @@ def _relative(path: str) -> str:
     return os.path.basename(path)
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[None, Any, Any]:
     """Fixtures still set up when a run is interrupted (Ctrl-C, SIGTERM) are torn down here, outside
     any test phase. After a hang their clean-up may wait for the stuck call's lock, so it gets 2 s,
-    and the run ends anyway when it is cut short."""
+    and the run ends anyway when it is cut short. Only the clean-up: the terminal summary, which
+    the terminal reporter's own wrapper writes, is outside the limit."""
     state = session.config.stash.get(_STATE_KEY, None)
     if state is None:
         return (yield)

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.provisioning import Provisioned
 from persist_spi.adapter import BackendAdapter, Capabilities
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
-from persist_spi.ownership import new_scratch_id
+from persist_spi.logic.ownership import new_scratch_id
 from persist_spi.persist import Persist
 from persist_spi.registry import BackendFactory
+from provisioning.base import Provisioned
 
 
 @dataclass
@@ -48,6 +51,42 @@ class BackendUnderTest:
         self._extra_adapters.append(adapter)
         return adapter
 
+    @contextmanager
+    def reopenable_store(self) -> Iterator[Callable[[], BackendAdapter]]:
+        """Opens a new adapter on one store of this backend each time it is called, its schema set
+        up as every opener does (the caller closes it), so that a test can close one and open
+        another on what it wrote. With a server: a new connection to the server under test.
+        Embedded: a store of its own, in a directory made here and removed afterwards (the
+        session's adapter keeps its store, which it may hold exclusively)."""
+        directory: Path | None = None
+        url = self.provisioned.url
+        if not (self.capabilities.multi_process and url):
+            directory = Path(tempfile.mkdtemp(prefix="reopened-", dir=self.workdir))
+            url = self.factory.store_url_in(directory)
+        try:
+            if url is None:
+                raise RuntimeError(
+                    f"{self.name}: no store of it can be closed and opened again, because its factory "
+                    "names no place for one. Give the factory a store_url_in() that answers a URL in "
+                    "the directory it is given, or, if its data does not outlive the adapter, declare "
+                    "durable=False"
+                )
+            options = self.provisioned.options
+
+            def open_store() -> BackendAdapter:
+                adapter = self.factory.create(url, options)
+                try:
+                    adapter.setup_schema()
+                except BaseException:
+                    adapter.close()
+                    raise
+                return adapter
+
+            yield open_store
+        finally:
+            if directory is not None:
+                shutil.rmtree(directory, ignore_errors=True)
+
     def close(self) -> None:
         for adapter in self._extra_adapters:
             adapter.close()
@@ -58,7 +97,7 @@ class PersistFactory:
     """Makes Persists on fresh scratch repositories and erases every repository it made afterwards.
 
     Every id it hands out starts with one scratch prefix of its own (see
-    :mod:`persist_spi.ownership`), so a suite run in a user's database never writes into, or erases,
+    :mod:`persist_spi.logic.ownership`), so a suite run in a user's database never writes into, or erases,
     a repository it did not make. A test that names an id (``persist_factory("a")``) gets that
     name under the prefix; names that share a prefix keep sharing it, and an id this factory
     already issued (or one extended from it) is used as it is. ``""`` is the prefix itself, which

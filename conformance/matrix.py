@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, TypeGuard
 
-from lochkit import snippets
+from conformance import snippets
+from persist_spi.columns import columns
+from persist_spi.errors import InputError
 
 #: Suite groups in the order a reader meets them: the contract, the logic above it, Nessie's
 #: model, the cache. Groups not listed here follow in alphabetical order.
@@ -35,7 +37,7 @@ LEGEND: Final = (
 )
 
 
-class ReportError(ValueError):
+class ReportError(InputError):
     """The file is not a conformance report; the message says what is wrong with it."""
 
 
@@ -92,10 +94,7 @@ def render(report: dict[str, Any], markdown: bool) -> str:
         lines += ["| " + " | ".join(r) + " |" for r in body]
         return "\n".join(lines)
     plain = [[c.strip("`") for c in r] for r in body]
-    widths = [max(len(x) for x in col) for col in zip(header, *plain, strict=True)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in plain]
-    return "\n".join([*lines, "", LEGEND])
+    return "\n".join([*columns(header, plain), "", LEGEND])
 
 
 def reduced(report: dict[str, Any]) -> dict[str, Any]:

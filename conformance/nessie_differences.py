@@ -1,6 +1,6 @@
 """Every known difference between lochkit's version store and a real Nessie server, in one place.
 
-Each entry says what lochkit does, what Nessie (``NESSIE_VERSION`` of conformance/servers/versions.py,
+Each entry says what lochkit does, what Nessie (``NESSIE_VERSION`` of provisioning/servers/versions.py,
 checked against the running server) does, and why lochkit keeps its own behaviour. The
 documentation's short list (``docs/generated/nessie-differences-summary.md``, written by ``python -m
 conformance.nessie_differences --summary-out FILE``) and ``docs/nessie-differences.md`` (``python -m
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from conformance.servers.versions import NESSIE_VERSION
-from lochkit import snippets
+from conformance import snippets
+from provisioning.servers.versions import NESSIE_VERSION as NESSIE_VERSION  # re-exported: checked on it
 
 Kind = Literal["deliberate", "nessie-bug", "rest-api"]
 

@@ -1,7 +1,9 @@
 """The lochkit pytest plugin: pick a backend, provision it, hand Persists to the suites, report.
 
-Registered through the ``pytest11`` entry point, so it is active wherever lochkit is installed; it
-does nothing for tests that do not use its fixtures.
+Registered through the ``pytest11`` entry point, so pytest loads it wherever lochkit is installed.
+It stays out of the way of sessions that do not run lochkit tests: it adds and checks its options,
+and does nothing else until a session collects a conformance suite test or uses one of its fixtures
+(see :mod:`conformance.session`).
 
 Options: ``--backend NAME`` (repeatable, comma-separated, or ``all``; env ``LOCHKIT_BACKEND``; a
 name may also be ``serve:BACKEND`` or ``nessie``, see :mod:`conformance.suite_targets`),
@@ -17,21 +19,17 @@ A third-party adapter overrides one fixture, ``lochkit_backend_factory``, in its
 from __future__ import annotations
 
 import os
-import signal
-import threading
-from collections.abc import Generator, Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any, Final, NoReturn
 
 import pytest
 
-from conformance import fail_fast, pytest_progress
+from conformance import fail_fast
 from conformance.backend_pool import BackendPool
 from conformance.harness import BackendUnderTest, PersistFactory
 from conformance.lockstep import source_files_of, turns_inside
-from conformance.provisioning import METHODS, Provisioned
-from conformance.report import ConformanceReport
-from conformance.setup_failure import SetupFailure, SetupFailures
+from conformance.session import activate
+from conformance.setup_failure import SetupFailure
 from conformance.suite_targets import (
     CAPABILITIES,
     IN_PROCESS,
@@ -50,22 +48,15 @@ from conformance.suites.base import ConformanceSuite, deviation_reason
 from persist_spi.adapter import BackendAdapter
 from persist_spi.cache import CacheConfig, CachingPersist, ObjectCache
 from persist_spi.config import StoreConfig
-from persist_spi.ownership import ExistingDataRefused
+from persist_spi.errors import InputError
+from persist_spi.logic.ownership import ExistingDataRefused
 from persist_spi.persist import Persist
 from persist_spi.registry import BackendFactory, UnknownBackend, backend_factory, discover_backends
+from provisioning.base import METHODS, Provisioned
 
-#: Time limits per test phase and the stops at a hang or after repeated failures of one kind.
-pytest_plugins = ["conformance.fail_fast"]
-
-_REPORT_KEY = pytest.StashKey[ConformanceReport]()
 #: Backends selected only through ``--backend all``: if one cannot be provisioned here, its tests
 #: are skipped with the reason instead of failing (naming a backend explicitly makes it required).
 _IMPLICIT_KEY = pytest.StashKey[set[str]]()
-_CONFIG: dict[str, pytest.Config] = {}
-_TEST_INFO_KEY = pytest.StashKey[dict[str, tuple[str, str]]]()
-_FAILURES_KEY = pytest.StashKey[SetupFailures]()
-#: Nessie servers given by address, checked for data once per run: URL -> what they held.
-_NESSIE_CHECKED_KEY = pytest.StashKey[dict[str, str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -123,42 +114,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="like --lochkit-cache, with reference caching on (TTL 60 s, negative TTL 60 s); "
         "also $LOCHKIT_CACHE_PERSIST=refs",
     )
+    fail_fast.add_options(group)
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Markers and a check of the options: nothing that a session without lochkit tests notices."""
     config.addinivalue_line(
         "markers", "lochkit_requires(*capabilities): skip unless the backend declares them"
     )
     config.addinivalue_line("markers", "store_config(**changes): StoreConfig overrides for `persist`")
-    config.stash[_REPORT_KEY] = ConformanceReport()
-    config.stash[_TEST_INFO_KEY] = {}
-    config.stash[_FAILURES_KEY] = SetupFailures()
-    config.pluginmanager.register(config.stash[_FAILURES_KEY], "lochkit-setup-failures")
-    _CONFIG["config"] = config  # report hooks receive no config object
+    fail_fast.check_options(config)
     _check_backend_names(config)
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    pytest_progress.install(session.config)  # after configure: the terminal reporter exists now
-    _interrupt_on_sigterm(session.config)
-
-
-def _interrupt_on_sigterm(config: pytest.Config) -> None:
-    """SIGTERM (a CI job cancelled, ``timeout``) ends the run like Ctrl-C: fixtures are torn down,
-    so the servers it started stop and their work directories go, instead of outliving it."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        return  # someone else decided what SIGTERM does
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
-
-    def restore() -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-    signal.signal(signal.SIGTERM, interrupt)
-    config.add_cleanup(restore)
 
 
 def _check_backend_names(config: pytest.Config) -> None:
@@ -170,7 +136,7 @@ def _check_backend_names(config: pytest.Config) -> None:
             target = parse_target(name)
             if target.backend is not None:
                 backend_factory(target.backend)
-        except (UnknownBackend, ValueError) as e:
+        except (UnknownBackend, InputError) as e:
             raise pytest.UsageError(str(e)) from None
 
 
@@ -204,7 +170,11 @@ def _served(name: str) -> list[str]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    # Every fixture of the plugin that reaches a backend depends on this one: a test whose fixtures
+    # include it is a lochkit test (a project's own fixture of the same name as one of ours, such
+    # as ``persist``, does not).
     if "lochkit_backend_name" in metafunc.fixturenames:
+        activate(metafunc.config)
         names = selected_backends(metafunc.config)
         if not getattr(metafunc.cls, "runs_over_rest", False):
             # Only the version-store suites run over REST. When nothing else is selected, the
@@ -230,21 +200,23 @@ def _factory_overridden(metafunc: pytest.Metafunc) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Record backend and area of REST-target tests now: a storage fixture may skip them before
-    the gate runs (in-process tests are recorded by the gate, under their factory's name)."""
-    info = config.stash[_TEST_INFO_KEY]
+    """A conformance suite test makes the session a lochkit one. Record backend and area of
+    REST-target tests now: a storage fixture may skip them before the gate runs (in-process tests
+    are recorded by the gate, under their factory's name)."""
     for item in items:
-        callspec = getattr(item, "callspec", None)
         cls = getattr(item, "cls", None)
-        if callspec is None or cls is None or not issubclass(cls, ConformanceSuite):
+        if cls is None or not issubclass(cls, ConformanceSuite):
             continue
-        name = callspec.params.get("lochkit_backend_name")
+        info = activate(config).test_info
+        callspec = getattr(item, "callspec", None)
+        name = callspec.params.get("lochkit_backend_name") if callspec is not None else None
         if isinstance(name, str) and parse_target(name).over_rest:
             info[item.nodeid] = (name, cls.area)
 
 
 @pytest.fixture(scope="session")
 def lochkit_backend_name(request: pytest.FixtureRequest) -> str:
+    activate(request.config)
     param = getattr(request, "param", None)
     return str(param) if param is not None else selected_backends(request.config)[0]
 
@@ -262,7 +234,7 @@ def lochkit_backend_factory(request: pytest.FixtureRequest, lochkit_target: Suit
     """Override this fixture to run the suites against your own adapter."""
     if lochkit_target.backend is None:
         reason = CAPABILITIES[lochkit_target.transport].reasons["storage_access"]
-        request.config.stash[_FAILURES_KEY].skip_backend_wide(
+        activate(request.config).failures.skip_backend_wide(
             lochkit_target.name,
             f"{lochkit_target.name} does not declare capability 'storage_access': {reason}",
         )
@@ -275,6 +247,7 @@ def _report_name(target: SuiteTarget, factory: BackendFactory) -> str:
 
 @pytest.fixture(scope="session")
 def _lochkit_pool(request: pytest.FixtureRequest) -> Iterator[BackendPool]:
+    activate(request.config)
     urls = dict(_split_url(u) for u in request.config.getoption("--backend-url") or [])
     pool = BackendPool(
         urls,
@@ -293,8 +266,10 @@ def lochkit_backend(
     request: pytest.FixtureRequest,
     _lochkit_pool: BackendPool,
     lochkit_backend_factory: BackendFactory,
-) -> BackendUnderTest:
-    """The backend under test, started once and kept while consecutive tests use the same factory."""
+) -> Iterator[BackendUnderTest]:
+    """The backend under test, started once and kept while consecutive tests use the same factory.
+    With --lochkit-cache, every Persist the harness makes in this test goes through one fresh cache
+    (per test, so repositories reused across tests and backends never see old entries)."""
     # Asked for here, not as a parameter: a third-party factory must not make its tests
     # parametrised by --backend.
     lochkit_target: SuiteTarget = request.getfixturevalue("lochkit_target")
@@ -310,17 +285,33 @@ def lochkit_backend(
     backend, facts = outcome
     if lochkit_target.transport == LOCHKIT_SERVE:
         facts = {**facts, "description": f"lochkit serve (HTTP on loopback) over {facts['description']}"}
-    request.config.stash[_REPORT_KEY].provisioning[name] = facts
-    return backend
+    activate(request.config).report.provisioning[name] = facts
+    backend.persist_wrapper = _cache_wrapper(request.config)
+    try:
+        yield backend
+    finally:
+        backend.persist_wrapper = None
+
+
+def _cache_wrapper(config: pytest.Config) -> Callable[[Persist], Persist] | None:
+    refs = bool(config.getoption("--lochkit-cache-refs"))
+    if not (refs or config.getoption("--lochkit-cache")):
+        return None
+    ttl = 60.0 if refs else None
+    cache = ObjectCache(
+        CacheConfig(capacity_bytes=1024 * 1024, reference_ttl_seconds=ttl, reference_negative_ttl_seconds=ttl)
+    )
+    return lambda persist: CachingPersist(persist, cache)
 
 
 def _unusable(request: pytest.FixtureRequest, name: str, failure: SetupFailure) -> NoReturn:
     """Ends a test whose backend or server ``name`` cannot be used: skipped when it came only
     through ``--backend all`` and is not available here, failed otherwise (see SetupFailures)."""
-    request.config.stash[_REPORT_KEY].provisioning.setdefault(
+    session = activate(request.config)
+    session.report.provisioning.setdefault(
         name, {"description": f"{failure.state}: {failure.first_line}", "method": "none", "server": ""}
     )
-    failures = request.config.stash[_FAILURES_KEY]
+    failures = session.failures
     if failure.skippable and name in request.config.stash.get(_IMPLICIT_KEY, set()):
         failures.skip(failure)
     failures.fail(request.node, failure)
@@ -346,19 +337,18 @@ def persist(request: pytest.FixtureRequest, persist_factory: PersistFactory) -> 
     return persist_factory(config.repository_id)
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def _lochkit_gate(request: pytest.FixtureRequest) -> None:
-    """For suite tests: record backend and area, apply declared deviations and capability needs
-    (the target's, then the backend's)."""
+    """For suite tests (:class:`ConformanceSuite` uses it): record backend and area, apply declared
+    deviations and capability needs (the target's, then the backend's)."""
     cls = request.cls
     if cls is None or not issubclass(cls, ConformanceSuite):
         return
+    session = activate(request.config)
     node = request.node
     target: SuiteTarget = request.getfixturevalue("lochkit_target")
     if target.over_rest and not getattr(cls, "runs_over_rest", False):
-        request.config.stash[_FAILURES_KEY].skip_backend_wide(
-            target.name, f"{target.name}: {STORAGE_ONLY_REASON}"
-        )
+        session.failures.skip_backend_wide(target.name, f"{target.name}: {STORAGE_ONLY_REASON}")
     needed = [c for marker in node.iter_markers("lochkit_requires") for c in marker.args]
     skip = missing_target_capability(target, needed)
     if skip is not None:
@@ -369,7 +359,7 @@ def _lochkit_gate(request: pytest.FixtureRequest) -> None:
     else:
         factory: BackendFactory = request.getfixturevalue("lochkit_backend_factory")
         name = _report_name(target, factory)
-        request.config.stash[_TEST_INFO_KEY][node.nodeid] = (name, cls.area)
+        session.test_info[node.nodeid] = (name, cls.area)
         backend: BackendUnderTest = request.getfixturevalue("lochkit_backend")
         caps = backend.capabilities
         skip = missing_backend_capability(backend.name, caps, needed)
@@ -383,11 +373,12 @@ def _lochkit_gate(request: pytest.FixtureRequest) -> None:
         request.applymarker(pytest.mark.xfail(strict=True, reason=f"declared deviation: {reason}"))
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def _lochkit_turns(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Threads a suite test starts yield to each other at every line of the adapter's own code (see
-    :mod:`conformance.lockstep`), so a concurrency test meets a check-then-act window between two
-    statements of the adapter instead of missing it by luck."""
+    """For suite tests (:class:`ConformanceSuite` uses it): threads a suite test starts yield to
+    each other at every line of the adapter's own code (see :mod:`conformance.lockstep`), so a
+    concurrency test meets a check-then-act window between two statements of the adapter instead
+    of missing it by luck."""
     cls = request.cls
     if cls is None or not issubclass(cls, ConformanceSuite):
         yield
@@ -453,7 +444,7 @@ def _lochkit_nessie_uri(request: pytest.FixtureRequest, _lochkit_pool: BackendPo
         _unusable(request, NESSIE, outcome)
     if not outcome.started_here:
         _refuse_a_nessie_server_with_data(request, outcome)
-    request.config.stash[_REPORT_KEY].provisioning[NESSIE] = {
+    activate(request.config).report.provisioning[NESSIE] = {
         "description": outcome.describe(),
         "method": outcome.method,
         "server": outcome.server,
@@ -468,7 +459,7 @@ def _refuse_a_nessie_server_with_data(request: pytest.FixtureRequest, server: Pr
     from conformance.rest_harness import holds_data
     from nessie_client import NessieRestClient
 
-    checked = request.config.stash.setdefault(_NESSIE_CHECKED_KEY, {})
+    checked = activate(request.config).nessie_checked
     url = server.url or ""
     if url not in checked:
         with NessieRestClient(url) as client:
@@ -486,28 +477,6 @@ def _refuse_a_nessie_server_with_data(request: pytest.FixtureRequest, server: Pr
         _unusable(request, NESSIE, failure)
 
 
-@pytest.fixture(autouse=True)
-def _lochkit_cache(request: pytest.FixtureRequest) -> Iterator[None]:
-    """With --lochkit-cache: every Persist the harness makes in this test goes through one fresh
-    cache (per test, so repositories reused across tests and backends never see old entries)."""
-    refs = bool(request.config.getoption("--lochkit-cache-refs"))
-    if not (refs or request.config.getoption("--lochkit-cache")) or (
-        "lochkit_backend" not in request.fixturenames
-    ):
-        yield
-        return
-    ttl = 60.0 if refs else None
-    cache = ObjectCache(
-        CacheConfig(capacity_bytes=1024 * 1024, reference_ttl_seconds=ttl, reference_negative_ttl_seconds=ttl)
-    )
-    backend: BackendUnderTest = request.getfixturevalue("lochkit_backend")
-    backend.persist_wrapper = lambda persist: CachingPersist(persist, cache)
-    try:
-        yield
-    finally:
-        backend.persist_wrapper = None
-
-
 def _store_config(request: pytest.FixtureRequest) -> StoreConfig:
     changes: dict[str, Any] = {}
     for marker in reversed(list(request.node.iter_markers("store_config"))):
@@ -520,67 +489,3 @@ def _split_url(value: str) -> tuple[str, str]:
     if not sep or not name or not url:
         raise pytest.UsageError(f"--backend-url expects NAME=URL, got '{value}'")
     return name, url
-
-
-# --- reporting -----------------------------------------------------------------------------------
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    config = _CONFIG.get("config")
-    if config is None:
-        return
-    info = config.stash[_TEST_INFO_KEY].get(report.nodeid)
-    if info is None:
-        return
-    outcome = _outcome(report)
-    if outcome is None:
-        return
-    reason = None
-    if hasattr(report, "wasxfail"):
-        reason = str(report.wasxfail)
-    elif report.skipped and isinstance(report.longrepr, tuple):
-        reason = str(report.longrepr[2])
-    backend, area = info
-    test_id = report.nodeid.split("::", 1)[-1]
-    blocked = bool(getattr(report, "lochkit_blocked", False))
-    config.stash[_REPORT_KEY].record(backend, area, outcome, test_id, reason, blocked=blocked)
-
-
-def _outcome(report: pytest.TestReport) -> str | None:
-    """One outcome per test: from the call phase, or from setup/teardown when those went wrong."""
-    xfail = hasattr(report, "wasxfail")
-    if report.when == "setup":
-        if report.failed:
-            return "error"
-        if report.skipped:
-            return "xfailed" if xfail else "skipped"
-        return None
-    if report.when == "call":
-        if xfail:
-            return "xfailed" if report.skipped else "xpassed"
-        return str(report.outcome)
-    return "error" if report.failed else None
-
-
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_terminal_summary(
-    terminalreporter: Any, exitstatus: int, config: pytest.Config
-) -> Generator[None, None, None]:
-    """After pytest's own summaries (so a failing backend's cause is the last thing on screen)."""
-    yield
-    report = config.stash[_REPORT_KEY]
-    if not report.areas:
-        return
-    terminalreporter.section("lochkit conformance summary")
-    for line in report.lines():
-        terminalreporter.write_line(line)
-    path = config.getoption("--lochkit-report")
-    if path:
-        report.write(Path(path))
-        terminalreporter.write_line(f"report written to {path}")
-    for line in config.stash[_FAILURES_KEY].closing_lines():
-        terminalreporter.write_line(line)
-
-
-def conformance_report(config: pytest.Config) -> ConformanceReport:
-    return config.stash[_REPORT_KEY]

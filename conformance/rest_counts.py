@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final, TypeGuard
 
+from conformance import snippets
 from conformance.collection import collect
 from conformance.matrix import ReportError, load
 from conformance.suite_targets import (
@@ -31,7 +32,6 @@ from conformance.suite_targets import (
     serve_name,
 )
 from conformance.suites.base import ConformanceSuite, deviation_reason
-from lochkit import snippets
 from persist_spi.adapter import Capabilities
 from persist_spi.registry import backend_factory
 

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance import snippets
 from conformance.collection import collect
-from lochkit import snippets
 
 #: Collected for this backend: every backend collects the same tests (capabilities are checked
 #: when a test runs), and the in-memory one needs no driver.

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Final
 
 from conformance.nessie_differences import suite_deviations
+from persist_spi.errors import InputError
 
 if TYPE_CHECKING:
     from persist_spi.adapter import Capabilities
@@ -48,7 +49,7 @@ def parse_target(name: str) -> SuiteTarget:
     if name.startswith(SERVE_PREFIX):
         backend = name[len(SERVE_PREFIX) :]
         if not backend or backend == NESSIE or backend.startswith(SERVE_PREFIX):
-            raise ValueError(f"'{name}': write serve:BACKEND with a lochkit backend, e.g. serve:rocksdb")
+            raise InputError(f"'{name}': write serve:BACKEND with a lochkit backend, e.g. serve:rocksdb")
         return SuiteTarget(name, backend, LOCHKIT_SERVE)
     return SuiteTarget(name, name, IN_PROCESS)
 
@@ -130,7 +131,7 @@ def missing_target_capability(target: SuiteTarget, needed: Iterable[str]) -> str
 def missing_backend_capability(backend: str, caps: Capabilities, needed: Iterable[str]) -> str | None:
     """Why ``backend`` (declaring ``caps``) skips a test that needs ``needed``, if it does."""
     for capability in needed:
-        if capability not in TARGET_CAPABILITIES and not getattr(caps, capability):
+        if capability not in TARGET_CAPABILITIES and not caps.declares(capability):
             because = caps.capability_reasons.get(capability)
             detail = f": {because}" if because else ""
             return f"{backend} does not declare capability '{capability}'{detail}"

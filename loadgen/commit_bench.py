@@ -36,10 +36,10 @@ from persist_spi.adapter import BackendAdapter
 from persist_spi.config import StoreConfig
 from persist_spi.logic.commit_logic import CommitLogic
 from persist_spi.logic.create_commit import Add, CreateCommit
+from persist_spi.logic.ownership import new_scratch_id
 from persist_spi.logic.repository_logic import RepositoryLogic
 from persist_spi.objs import content_value
 from persist_spi.opening import open_persist
-from persist_spi.ownership import new_scratch_id
 from persist_spi.versionstore.content import ContentKey, IcebergTable, Namespace
 from persist_spi.versionstore.errors import ReferenceRetryFailureError
 from persist_spi.versionstore.keymap import to_store_key

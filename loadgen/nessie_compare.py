@@ -24,7 +24,7 @@ from typing import Any, Final
 from loadgen.commit_bench import Bench, Tables, new_repository_id
 from loadgen.nessie_jvm import NOT_PUBLISHED, NessieServe, NessieSideError, nessie_address
 from persist_spi.adapter import BackendAdapter
-from persist_spi.ownership import new_scratch_id
+from persist_spi.logic.ownership import new_scratch_id
 
 #: Puts per commit of the compared scenarios.
 SCENARIOS: Final = (1, 10)

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import IO, Any, Final
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
+from persist_spi.errors import LochkitError
+
 PROJECT: Final = Path(__file__).resolve().parent / "nessie_bench"
 MAIN_CLASS: Final = "lochkit.nessiebench.Main"
 #: Backends Nessie publishes a storage module for (or, for postgres, that the program's own
@@ -40,7 +42,7 @@ NOT_PUBLISHED: Final = {
 COMMAND_TIMEOUT_S: Final = 600.0
 
 
-class NessieSideError(Exception):
+class NessieSideError(LochkitError):
     """The Java side could not be built or run; the message says why and what to do."""
 
 

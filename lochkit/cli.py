@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -86,12 +87,17 @@ def _actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``lochkit ARGV``; its exit code. Output cut off by its reader (``lochkit ... | head``)
-    ends the command quietly with :data:`~lochkit.usage.BROKEN_PIPE`, as a shell reports a process
-    SIGPIPE ended, instead of a traceback."""
-    from lochkit.usage import BROKEN_PIPE
+    ends the command quietly with :data:`~persist_spi.exit_codes.BROKEN_PIPE`, as a shell reports a process
+    SIGPIPE ended, instead of a traceback. A declared error no command handled ends it with one line
+    and its code (:func:`declared_error_code`); any other exception is a bug: logged with its
+    traceback and a line asking for a report, exit :data:`~persist_spi.exit_codes.FAILED`."""
+    from persist_spi.errors import LochkitError, unexpected_error_message
+    from persist_spi.exit_codes import BROKEN_PIPE, FAILED
 
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = f"lochkit {args[0]}" if args and not args[0].startswith("-") else "lochkit"
     try:
-        code = _main(argv)
+        code = _main(args)
         sys.stdout.flush()  # what is still buffered fails here, not at exit
         return code
     except BrokenPipeError:
@@ -100,6 +106,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return BROKEN_PIPE
+    except LochkitError as e:
+        print(f"{command}: {e}", file=sys.stderr)
+        return declared_error_code(e)
+    except Exception as e:
+        logging.getLogger("lochkit").error(
+            "%s: unexpected error: %s; this is a bug, please report it with this traceback",
+            command,
+            unexpected_error_message(e),
+            exc_info=e,
+        )
+        return FAILED
+
+
+def declared_error_code(error: BaseException) -> int:
+    """The exit code of a declared error: input the user can fix is a usage error, a database or
+    server that cannot be reached has its own code, anything else failed."""
+    from persist_spi.errors import InputError, Unreachable
+    from persist_spi.exit_codes import FAILED, UNAVAILABLE, USAGE
+
+    if isinstance(error, InputError):
+        return USAGE
+    if isinstance(error, Unreachable):
+        return UNAVAILABLE
+    return FAILED
 
 
 def _main(argv: Sequence[str] | None) -> int:

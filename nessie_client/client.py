@@ -9,7 +9,7 @@ Where the two differ (documented in ``docs/nessie-rest-client.md``):
 
 - paging tokens: an entry's or a diff's token resumes the listing at that key (inclusive), like the
   in-process store's; a log entry's token is its commit hash, like the in-process store's;
-- tags with a message, headers or a signature cannot be created over REST (ValueError);
+- tags with a message, headers or a signature cannot be created over REST (InputError, a ValueError);
 - a commit's ``attempts`` is always 1: a server's own retries are invisible to its clients;
 - a ``validator`` runs on the client before the request is sent.
 """
@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 import requests
 
+from persist_spi.errors import InputError, Unreachable
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.versionstore import nessie_json as nj
@@ -59,7 +60,7 @@ OPTIONS: Final = (
 _KEY_TOKEN: Final = "key:"
 
 
-class NessieUnreachable(ConnectionError):
+class NessieUnreachable(ConnectionError, Unreachable):
     """No Nessie server answered at the URI (names the URI and what to check)."""
 
 
@@ -79,10 +80,15 @@ class NessieRestClient:
         options = dict(options or {})
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
-            raise ValueError(
+            raise InputError(
                 f"Unknown Nessie client option(s) {', '.join(unknown)}; supported: {', '.join(OPTIONS)}"
             )
-        self.timeout = float(options.get("nessie.http.timeout", 0)) / 1000 or timeout
+        try:
+            self.timeout = float(options.get("nessie.http.timeout", 0)) / 1000 or timeout
+        except ValueError:
+            raise InputError(
+                f"nessie.http.timeout '{options['nessie.http.timeout']}' is not a number of milliseconds"
+            ) from None
         self.on_request = on_request
         self.session = requests.Session()
         self.session.headers.update({"Nessie-Client-Spec": "2", "Accept": "application/json"})
@@ -95,7 +101,7 @@ class NessieRestClient:
                 options.get("nessie.authentication.password", ""),
             )
         elif auth != "NONE":
-            raise ValueError(f"Unsupported nessie.authentication.type '{auth}': use NONE, BEARER or BASIC")
+            raise InputError(f"Unsupported nessie.authentication.type '{auth}': use NONE, BEARER or BASIC")
         self._config: dict[str, Any] | None = None
 
     def close(self) -> None:
@@ -219,7 +225,7 @@ class NessieRestClient:
         signature: bytes | None = None,
     ) -> ReferenceInfo:
         if message is not None or headers is not None or signature is not None:
-            raise ValueError("Nessie's REST API cannot create a tag with a message, headers or a signature")
+            raise InputError("Nessie's REST API cannot create a tag with a message, headers or a signature")
         target = EMPTY_OBJ_ID if target is None else target
         # The body names an existing source reference; the server takes the hash from it and only
         # checks that the name exists, so the default branch serves for any target.
@@ -270,7 +276,7 @@ class NessieRestClient:
     def _hash_on_reference(self, ref: NamedRef | None, hash_: ObjId | None) -> ObjId:
         if ref is None:
             if hash_ is None:
-                raise ValueError("Give a reference, a hash, or both")
+                raise InputError("Give a reference, a hash, or both")
             for entry in self.get_commits(hash_):
                 return entry.hash
             raise ReferenceNotFoundError(f"Commit '{hash_}' not found")
@@ -286,7 +292,7 @@ class NessieRestClient:
 
     def reference_metadata(self, ref: NamedRef, base: NamedRef | None = None) -> ReferenceMetadata:
         if base is not None and base != NamedRef(self.default_branch(), RefKind.BRANCH):
-            raise ValueError(
+            raise InputError(
                 f"Nessie's REST API relates references to its default branch "
                 f"'{self.default_branch()}' only, not to '{base.name}'"
             )
@@ -473,9 +479,9 @@ class NessieRestClient:
         message: str | None = None,
     ) -> MergeResult:
         if not sequence:
-            raise ValueError("No hashes to transplant")
+            raise InputError("No hashes to transplant")
         if message is not None and len(sequence) != 1:
-            raise ValueError(
+            raise InputError(
                 f"A message can replace the message of one transplanted commit, not of {len(sequence)}"
             )
         expected = expected_hash if expected_hash is not None else self.reference(target).hash
@@ -569,7 +575,7 @@ def _key_range_params(
         params["max-key"] = to_path_string_escaped(max_key.elements)
     if token:
         if not token.startswith(_KEY_TOKEN):
-            raise ValueError(f"Invalid paging token '{token}': expected a token a listing returned")
+            raise InputError(f"Invalid paging token '{token}': expected a token a listing returned")
         # Resume at that key, inclusive: a minimum key (with the prefix checked on the client).
         params.pop("prefix-key", None)
         params["min-key"] = token[len(_KEY_TOKEN) :]

@@ -14,10 +14,13 @@ user must fix (server down, bad credentials, missing permissions, schema of anot
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field, fields
 from typing import Final, NamedTuple
+
+from persist_spi.errors import InputError
 
 
 class RefRow(NamedTuple):
@@ -52,19 +55,26 @@ class ObjRow(NamedTuple):
     referenced: int
 
 
+#: Fields of :class:`Capabilities` that say more about the capabilities and are none themselves.
+_ABOUT_CAPABILITIES: Final = ("deviations", "capability_reasons")
+
+
 @dataclass(frozen=True)
 class Capabilities:
-    """What a backend can do, declared once, separate from the tests that depend on it."""
+    """What a backend can do, declared once, separate from the tests that depend on it. Every
+    field but the last two is a capability a suite test may require (``lochkit_requires``)."""
 
     #: Largest object the database accepts, in serialised bytes; None means no practical limit.
     #: The core checks it before writing and halves it for the index size limits (DynamoDB: 400 KiB).
     hard_object_size_limit: int | None = None
     #: Several processes may open the same database at once (a server, not an embedded library).
     multi_process: bool = False
-    #: Data survives closing and re-opening the backend.
+    #: Data survives closing and re-opening the backend (a conformance test closes and reopens it).
     durable: bool = True
-    #: ``scan_objs`` is implemented (a full scan may be slow, but works).
-    scan: bool = True
+    #: No longer a capability: ``scan_objs`` is part of the contract every adapter implements, and
+    #: nothing consulted the flag. Still accepted, with a DeprecationWarning, from adapters written
+    #: for earlier versions; it will be refused in a later one.
+    scan: InitVar[bool | None] = None
     #: ``list_repositories`` is implemented: lochkit's test and load commands use it to tell whether
     #: a database holds data they did not write (without it, they refuse a database they did not
     #: start unless the user opts in).
@@ -77,24 +87,34 @@ class Capabilities:
     #: "does not declare" when the tests that need it are skipped.
     capability_reasons: Mapping[str, str] = field(default_factory=dict)
 
+    def __post_init__(self, scan: bool | None) -> None:
+        if scan is not None:
+            warnings.warn(
+                "Capabilities: 'scan' is no longer a capability (every adapter implements scan_objs, "
+                "and nothing consulted the flag); leave it out of the declaration",
+                DeprecationWarning,
+                stacklevel=3,  # the declaration, past the generated __init__
+            )
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The capabilities, in declaration order."""
+        return tuple(f.name for f in fields(cls) if f.name not in _ABOUT_CAPABILITIES)
+
+    def declares(self, name: str) -> bool:
+        """Whether this backend has capability ``name`` (a size limit counts when there is one)."""
+        if name not in self.names():
+            raise InputError(f"unknown capability '{name}'; the capabilities are {', '.join(self.names())}")
+        value = getattr(self, name)
+        return value is not None and value is not False
+
     def missing(self) -> list[str]:
         """The capabilities this backend does not declare, which a suite may require."""
-        absent = {
-            "hard_object_size_limit": self.hard_object_size_limit is None,
-            "multi_process": not self.multi_process,
-            "durable": not self.durable,
-            "scan": not self.scan,
-            "lists_repositories": not self.lists_repositories,
-        }
-        return [name for name, is_absent in absent.items() if is_absent]
+        return [name for name in self.names() if not self.declares(name)]
 
     def describe(self) -> dict[str, object]:
-        return {
-            "hard_object_size_limit": self.hard_object_size_limit,
-            "multi_process": self.multi_process,
-            "durable": self.durable,
-            "scan": self.scan,
-            "lists_repositories": self.lists_repositories,
+        described: dict[str, object] = {name: getattr(self, name) for name in self.names()}
+        return described | {
             "deviations": dict(self.deviations),
             "capability_reasons": dict(self.capability_reasons),
         }

@@ -13,7 +13,7 @@ from persist_spi.codec import (
     encode_previous_pointers,
 )
 from persist_spi.config import INT_MAX, StoreConfig
-from persist_spi.errors import ObjTooLarge, RefAlreadyExists, RefConditionFailed, RefNotFound
+from persist_spi.errors import InputError, ObjTooLarge, RefAlreadyExists, RefConditionFailed, RefNotFound
 from persist_spi.ids import ObjId, trusted_obj_id
 from persist_spi.objs import CommitObj, GenericObj, IndexObj, Obj, UpdateableObj
 from persist_spi.objtypes import ObjType
@@ -108,11 +108,11 @@ class AdapterPersist(Persist):
         expected_token = _version_token(expected)
         new_token = _version_token(new)
         if expected.id != new.id:
-            raise ValueError(f"Conditional update must keep the id: {expected.id} != {new.id}")
+            raise InputError(f"Conditional update must keep the id: {expected.id} != {new.id}")
         if expected.obj_type != new.obj_type:
-            raise ValueError(f"Conditional update must keep the type: {expected.obj_type} != {new.obj_type}")
+            raise InputError(f"Conditional update must keep the type: {expected.obj_type} != {new.obj_type}")
         if expected_token == new_token:
-            raise ValueError(
+            raise InputError(
                 f"Conditional update of {new.id} needs a new version token, got the same '{new_token}'"
             )
         row = self._encode(new, self._clock.micros(), False)
@@ -143,7 +143,7 @@ class AdapterPersist(Persist):
 
     def add_reference(self, ref: Reference) -> Reference:
         if ref.deleted:
-            raise ValueError(f"Reference {ref.name} must not be marked deleted when added")
+            raise InputError(f"Reference {ref.name} must not be marked deleted when added")
         if not self._adapter.insert_ref(self._repo, _to_row(ref)):
             raise RefAlreadyExists(self.fetch_reference(ref.name), ref.name)
         return ref
@@ -184,7 +184,7 @@ class AdapterPersist(Persist):
 
     def _encode(self, obj: Obj, now: int, ignore_soft_size_restrictions: bool) -> ObjRow:
         if not isinstance(obj.id, ObjId) or not obj.id:
-            raise ValueError(f"{type(obj).__name__} has no id; derive it before storing")
+            raise InputError(f"{type(obj).__name__} has no id; derive it before storing")
         if not ignore_soft_size_restrictions:
             self._check_soft_limits(obj)
         encoded = self._codec.encode(obj)
@@ -211,7 +211,7 @@ class AdapterPersist(Persist):
 def _version_token(obj: Obj) -> str:
     token = obj.version_token if isinstance(obj, (UpdateableObj, GenericObj)) else None
     if token is None:
-        raise ValueError(
+        raise InputError(
             f"{type(obj).__name__} {obj.id} has no version token; only updateable objects can be "
             "updated or deleted conditionally"
         )

@@ -20,11 +20,11 @@ What is cached and when (see ``docs/cache.md``):
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Generator, Sequence
+from collections.abc import Callable, Sequence
 
 from persist_spi.cache_config import DEFAULT_CAPACITY_BYTES, CacheConfig
 from persist_spi.cache_store import CacheStats, MissingObj, ObjectCache
-from persist_spi.config import StoreConfig
+from persist_spi.forwarding import ForwardingPersist
 from persist_spi.ids import ObjId
 from persist_spi.objs import Obj
 from persist_spi.objtypes import ObjType
@@ -62,17 +62,13 @@ def configure_shared_object_cache(config: CacheConfig) -> ObjectCache:
         return _shared
 
 
-class CachingPersist(Persist):
+class CachingPersist(ForwardingPersist):
     """Serves reads of ``delegate``'s repository from ``cache`` (the process-wide one by default)."""
 
     def __init__(self, delegate: Persist, cache: ObjectCache | None = None) -> None:
-        self._delegate = delegate
+        super().__init__(delegate)
         self._cache = cache if cache is not None else shared_object_cache()
         self._repo = delegate.repository_id
-
-    @property
-    def delegate(self) -> Persist:
-        return self._delegate
 
     @property
     def cache(self) -> ObjectCache:
@@ -83,36 +79,11 @@ class CachingPersist(Persist):
         return self._cache.caches_references
 
     def __repr__(self) -> str:
-        return f"CachingPersist({self._delegate!r})"
-
-    # --- plain delegation ------------------------------------------------------------------------
-
-    @property
-    def config(self) -> StoreConfig:
-        return self._delegate.config
-
-    @property
-    def repository_id(self) -> str:
-        return self._repo
+        return f"CachingPersist({self.delegate!r})"
 
     @property
     def is_caching(self) -> bool:
         return True
-
-    @property
-    def hard_object_size_limit(self) -> int:
-        return self._delegate.hard_object_size_limit
-
-    @property
-    def effective_incremental_index_size_limit(self) -> int:
-        return self._delegate.effective_incremental_index_size_limit
-
-    @property
-    def effective_index_segment_size_limit(self) -> int:
-        return self._delegate.effective_index_segment_size_limit
-
-    def scan_all_objects(self, types: Collection[ObjType] | None = None) -> Generator[Obj, None, None]:
-        return self._delegate.scan_all_objects(types)
 
     # --- object reads ----------------------------------------------------------------------------
 
@@ -139,7 +110,7 @@ class CachingPersist(Persist):
             return result
         miss_ids = list(misses)
         tokens = cache.obj_tokens(repo, miss_ids)
-        loaded = self._delegate.fetch_typed_objs_if_exist(miss_ids, obj_type)
+        loaded = self.delegate.fetch_typed_objs_if_exist(miss_ids, obj_type)
         for obj_id, token, obj in zip(miss_ids, tokens, loaded, strict=True):
             if obj is None:
                 if obj_type is None:
@@ -157,7 +128,7 @@ class CachingPersist(Persist):
         if isinstance(hit, Obj):
             return hit.obj_type
         # Only asked to validate a type: not worth fetching and caching the whole object.
-        return self._delegate.fetch_obj_type(obj_id)
+        return self.delegate.fetch_obj_type(obj_id)
 
     def get_immediate(self, obj_id: ObjId) -> Obj | None:
         hit = self._cache.get_obj(self._repo, obj_id)
@@ -170,7 +141,7 @@ class CachingPersist(Persist):
     ) -> list[bool]:
         present = [o.id for o in objs if o is not None]
         tokens = dict(zip(present, self._cache.obj_tokens(self._repo, present), strict=True))
-        stored = self._delegate.store_objs(objs, ignore_soft_size_restrictions)
+        stored = self.delegate.store_objs(objs, ignore_soft_size_restrictions)
         # Stored ones are cached; for an id that existed already a cached object stays valid and a
         # negative entry is wrong.
         self._cache.after_write(
@@ -181,25 +152,25 @@ class CachingPersist(Persist):
 
     def upsert_objs(self, objs: Sequence[Obj | None]) -> None:
         try:
-            self._delegate.upsert_objs(objs)
+            self.delegate.upsert_objs(objs)
         finally:
             self._cache.remove_objs(self._repo, [o.id for o in objs if o is not None])
 
     def delete_objs(self, ids: Sequence[ObjId | None]) -> None:
         try:
-            self._delegate.delete_objs(ids)
+            self.delegate.delete_objs(ids)
         finally:
             self._cache.remove_objs(self._repo, ids)
 
     def delete_with_referenced(self, obj: Obj) -> bool:
         try:
-            return self._delegate.delete_with_referenced(obj)
+            return self.delegate.delete_with_referenced(obj)
         finally:
             self._cache.remove_objs(self._repo, [obj.id])
 
     def delete_conditional(self, obj: Obj) -> bool:
         try:
-            return self._delegate.delete_conditional(obj)
+            return self.delegate.delete_conditional(obj)
         finally:
             self._cache.remove_objs(self._repo, [obj.id])
 
@@ -207,7 +178,7 @@ class CachingPersist(Persist):
         token = self._cache.obj_tokens(self._repo, [new.id])[0]
         updated = False
         try:
-            updated = self._delegate.update_conditional(expected, new)
+            updated = self.delegate.update_conditional(expected, new)
             return updated
         finally:
             if updated:
@@ -217,33 +188,33 @@ class CachingPersist(Persist):
 
     def erase(self) -> None:
         try:
-            self._delegate.erase()
+            self.delegate.erase()
         finally:
             self._cache.clear_repository(self._repo)
 
     # --- references ------------------------------------------------------------------------------
 
     def add_reference(self, ref: Reference) -> Reference:
-        return self._write_reference(ref.name, lambda: self._delegate.add_reference(ref))
+        return self._write_reference(ref.name, lambda: self.delegate.add_reference(ref))
 
     def mark_reference_as_deleted(self, ref: Reference) -> Reference:
-        return self._write_reference(ref.name, lambda: self._delegate.mark_reference_as_deleted(ref))
+        return self._write_reference(ref.name, lambda: self.delegate.mark_reference_as_deleted(ref))
 
     def update_reference_pointer(self, ref: Reference, new_pointer: ObjId) -> Reference:
         return self._write_reference(
-            ref.name, lambda: self._delegate.update_reference_pointer(ref, new_pointer)
+            ref.name, lambda: self.delegate.update_reference_pointer(ref, new_pointer)
         )
 
     def purge_reference(self, ref: Reference) -> None:
         try:
-            self._delegate.purge_reference(ref)
+            self.delegate.purge_reference(ref)
         finally:
             self._cache.remove_ref(self._repo, ref.name)
 
     def fetch_references(self, names: Sequence[str | None]) -> list[Reference | None]:
         cache = self._cache
         if not cache.caches_references:
-            return self._delegate.fetch_references(names)
+            return self.delegate.fetch_references(names)
         result: list[Reference | None] = [None] * len(names)
         misses: dict[str, list[int]] = {}
         for i, name in enumerate(names):
@@ -262,7 +233,7 @@ class CachingPersist(Persist):
 
     def fetch_references_for_update(self, names: Sequence[str | None]) -> list[Reference | None]:
         if not self._cache.caches_references:
-            return self._delegate.fetch_references_for_update(names)
+            return self.delegate.fetch_references_for_update(names)
         wanted = list(dict.fromkeys(n for n in names if n is not None))
         by_name = dict(zip(wanted, self._load_references(wanted), strict=True))
         return [None if n is None else by_name[n] for n in names]
@@ -272,7 +243,7 @@ class CachingPersist(Persist):
         if not names:
             return []
         tokens = self._cache.ref_tokens(self._repo, names)
-        loaded = self._delegate.fetch_references_for_update(names)
+        loaded = self.delegate.fetch_references_for_update(names)
         for name, token, ref in zip(names, tokens, loaded, strict=True):
             if ref is None:
                 self._cache.put_ref_negative(self._repo, name, token)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from persist_spi.clock import Clock, SystemClock
+from persist_spi.errors import InputError
 
 MIB: Final = 1024 * 1024
 
@@ -39,15 +40,15 @@ class CacheConfig:
 
     def __post_init__(self) -> None:
         if self.capacity_bytes < 0:
-            raise ValueError(f"Cache capacity is {self.capacity_bytes} bytes; it must not be negative")
+            raise InputError(f"Cache capacity is {self.capacity_bytes} bytes; it must not be negative")
         if not 0.0 <= self.overshoot <= 1.0:
-            raise ValueError(f"Cache overshoot is {self.overshoot}; it must be between 0 and 1")
+            raise InputError(f"Cache overshoot is {self.overshoot}; it must be between 0 and 1")
         ttl = self.reference_ttl_seconds
         if ttl is not None and not ttl > 0:
-            raise ValueError(f"Cache reference TTL is {ttl} s; when set it must be positive")
+            raise InputError(f"Cache reference TTL is {ttl} s; when set it must be positive")
         negative = self.reference_negative_ttl_seconds
         if negative is not None and (ttl is None or not negative > 0):
-            raise ValueError(
+            raise InputError(
                 f"Cache reference negative TTL is {negative} s; it must be positive and needs a "
                 "positive reference TTL as well"
             )

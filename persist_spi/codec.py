@@ -19,7 +19,7 @@ from typing import Any, Final, NamedTuple, Protocol
 
 import msgpack
 
-from persist_spi.errors import LochkitError
+from persist_spi.errors import CorruptData, LochkitError
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import ObjId, trusted_obj_id
 from persist_spi.keys import StoreKey
@@ -69,7 +69,7 @@ class CorruptObject(LochkitError):
         super().__init__(f"Object {obj_id} cannot be decoded: {reason}")
 
 
-class CorruptReferenceHistory(LochkitError, ValueError):
+class CorruptReferenceHistory(CorruptData):
     """The history (former heads) stored with a reference row could not be decoded."""
 
 
@@ -120,9 +120,9 @@ def _pack(value: Any) -> bytes:
 
 def _unpack(data: bytes) -> Any:
     if not data:
-        raise ValueError("no bytes")
+        raise CorruptData("no bytes")
     if data[0] != FORMAT_V1:
-        raise ValueError(f"unknown format version {data[0]}; this lochkit reads version {FORMAT_V1}")
+        raise CorruptData(f"unknown format version {data[0]}; this lochkit reads version {FORMAT_V1}")
     return msgpack.unpackb(data[1:], ext_hook=_ext_hook, raw=False, use_list=False, strict_map_key=False)
 
 

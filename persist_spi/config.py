@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from persist_spi.errors import InputError
+
 INT_MAX = 2**31 - 1
 #: Longest repository id, in UTF-8 bytes: it is part of every row key (see references.py).
 MAX_REPOSITORY_ID_BYTES = 256
@@ -41,17 +43,17 @@ class StoreConfig:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if isinstance(value, int) and not isinstance(value, bool) and value < 0:
-                raise ValueError(f"Store config '{_kebab(f.name)}' is {value}; it must not be negative")
+                raise InputError(f"Store config '{_kebab(f.name)}' is {value}; it must not be negative")
         if self.retry_initial_sleep_millis_lower > self.retry_initial_sleep_millis_upper:
-            raise ValueError(
+            raise InputError(
                 "Store config 'retry-initial-sleep-millis-lower' "
                 f"({self.retry_initial_sleep_millis_lower}) is above "
                 f"'retry-initial-sleep-millis-upper' ({self.retry_initial_sleep_millis_upper})"
             )
         if self.parents_per_commit < 1:
-            raise ValueError("Store config 'parents-per-commit' must be at least 1")
+            raise InputError("Store config 'parents-per-commit' must be at least 1")
         if self.group_max_commits < 1:
-            raise ValueError("Store config 'group-max-commits' must be at least 1")
+            raise InputError("Store config 'group-max-commits' must be at least 1")
         _check_repository_id(self.repository_id)
 
     def with_changes(self, **changes: Any) -> StoreConfig:
@@ -65,7 +67,7 @@ class StoreConfig:
         for key, raw in values.items():
             name = key.replace("-", "_")
             if name not in known:
-                raise ValueError(
+                raise InputError(
                     f"Unknown store config '{key}'; known keys: "
                     + ", ".join(sorted(_kebab(n) for n in known))
                 )
@@ -75,13 +77,13 @@ class StoreConfig:
 
 def _check_repository_id(repository_id: object) -> None:
     if not isinstance(repository_id, str):
-        raise ValueError(f"Store config 'repository-id' must be a string, got {type(repository_id).__name__}")
+        raise InputError(f"Store config 'repository-id' must be a string, got {type(repository_id).__name__}")
     try:
         size = len(repository_id.encode("utf-8"))
     except UnicodeEncodeError:
-        raise ValueError("Store config 'repository-id' contains an unpaired surrogate") from None
+        raise InputError("Store config 'repository-id' contains an unpaired surrogate") from None
     if size > MAX_REPOSITORY_ID_BYTES:
-        raise ValueError(
+        raise InputError(
             f"Store config 'repository-id' is {size} bytes long in UTF-8; the longest allowed is "
             f"{MAX_REPOSITORY_ID_BYTES} bytes"
         )
@@ -103,8 +105,8 @@ def _coerce(declared: Any, raw: Any, key: str) -> Any:
             return True
         if text in ("false", "0", "no"):
             return False
-        raise ValueError(f"Store config '{key}' must be true or false, got '{raw}'")
+        raise InputError(f"Store config '{key}' must be true or false, got '{raw}'")
     try:
         return int(raw)
     except (TypeError, ValueError):
-        raise ValueError(f"Store config '{key}' must be an integer, got '{raw}'") from None
+        raise InputError(f"Store config '{key}' must be an integer, got '{raw}'") from None

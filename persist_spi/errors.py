@@ -18,6 +18,44 @@ class LochkitError(Exception):
     """Base class of every error lochkit raises on purpose."""
 
 
+class InputError(LochkitError, ValueError):
+    """Input the caller can fix: a value out of range, a malformed name or document, options that
+    cannot apply together. Nothing was written. The REST server answers 400, commands exit 2; any
+    other exception is a bug, answered 500 / exit 1 and logged. A ``ValueError`` too, so callers
+    that catch that keep working."""
+
+
+class UsageError(InputError):
+    """A command line that cannot work: options that do not apply together, or a value an option
+    cannot take; found before anything is opened, started or written."""
+
+
+class CorruptData(LochkitError, ValueError):
+    """Stored bytes that do not decode (a truncated index, an unknown format version, a lease row
+    that is not one): the database's content is wrong, not the request, so the REST server answers
+    500 and logs it. A ``ValueError`` too, as the decoders raised before."""
+
+
+class Unreachable(LochkitError):
+    """A database or server could not be reached or opened (down, unreachable, or a store another
+    process holds locked). Commands exit with :data:`persist_spi.exit_codes.UNAVAILABLE`."""
+
+
+def unexpected_error_message(error: BaseException) -> str:
+    """``Type: message``, then each cause's (``, caused by ...``): how the REST server (as Nessie's
+    does) and the commands describe an exception nobody declared. The class and message only: the
+    traceback goes to the log, never to a client."""
+    described: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        text = str(current)
+        described.append(f"{type(current).__name__}: {text}" if text else type(current).__name__)
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return ", caused by ".join(described)
+
+
 # --- objects -------------------------------------------------------------------------------------
 
 
@@ -131,7 +169,7 @@ class BackendError(LochkitError):
         super().__init__(f"{backend} at {address}: {problem}. {fix}")
 
 
-class BackendUnavailable(BackendError):
+class BackendUnavailable(BackendError, Unreachable):
     """The server is down or unreachable."""
 
 

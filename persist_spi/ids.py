@@ -7,6 +7,8 @@ import os
 import re
 from typing import Final
 
+from persist_spi.errors import InputError
+
 MAX_OBJ_ID_LENGTH: Final = 256
 _HEX: Final = re.compile(r"[0-9a-fA-F]*")
 
@@ -22,23 +24,23 @@ class ObjId(bytes):
 
     def __new__(cls, raw: bytes = b"") -> ObjId:
         if len(raw) > MAX_OBJ_ID_LENGTH:
-            raise ValueError(f"Object id is {len(raw)} bytes long; the maximum is {MAX_OBJ_ID_LENGTH} bytes")
+            raise InputError(f"Object id is {len(raw)} bytes long; the maximum is {MAX_OBJ_ID_LENGTH} bytes")
         return super().__new__(cls, raw)
 
     @classmethod
     def from_hex(cls, text: str) -> ObjId:
         """Parse the hex text form, rejecting odd lengths and non-hex characters."""
         if not _HEX.fullmatch(text):
-            raise ValueError(f"Object id '{text}' contains characters that are not hex digits")
+            raise InputError(f"Object id '{text}' contains characters that are not hex digits")
         if len(text) % 2:
-            raise ValueError(
+            raise InputError(
                 f"Object id '{text}' has an odd number of hex digits ({len(text)}); "
                 "an id is two hex digits per byte"
             )
         try:
             return cls(bytes.fromhex(text))
         except ValueError:
-            raise ValueError(f"Object id '{text}' contains characters that are not hex digits") from None
+            raise InputError(f"Object id '{text}' contains characters that are not hex digits") from None
 
     @property
     def hex_text(self) -> str:

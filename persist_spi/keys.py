@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Final, NewType
 
+from persist_spi.errors import InputError
+
 StoreKey = NewType("StoreKey", str)
 
 ELEMENT_SEPARATOR: Final = "\x00"
@@ -24,14 +26,14 @@ MAX_SERIALIZED_KEY_BYTES: Final = 4096
 def key(*elements: str) -> StoreKey:
     """Join non-empty elements into a store key."""
     if not elements:
-        raise ValueError("A store key needs at least one element")
+        raise InputError("A store key needs at least one element")
     for i, element in enumerate(elements):
         if not element:
-            raise ValueError(
+            raise InputError(
                 f"Element #{i} of store key {list(elements)!r} is empty; elements must not be empty"
             )
         if ELEMENT_SEPARATOR in element:
-            raise ValueError(f"Element #{i} of store key {list(elements)!r} contains U+0000")
+            raise InputError(f"Element #{i} of store key {list(elements)!r} contains U+0000")
     return StoreKey(ELEMENT_SEPARATOR.join(elements))
 
 
@@ -49,9 +51,9 @@ def serialize_key(k: str) -> bytes:
     try:
         raw = k.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise ValueError(f"Unmappable surrogate character in store key {k!r} at position {e.start}") from None
+        raise InputError(f"Unmappable surrogate character in store key {k!r} at position {e.start}") from None
     if len(raw) + 2 > MAX_SERIALIZED_KEY_BYTES:
-        raise ValueError(
+        raise InputError(
             f"Serialized key too big: {len(raw) + 2} bytes, the maximum is {MAX_SERIALIZED_KEY_BYTES}"
         )
     return raw + KEY_TERMINATOR

@@ -12,32 +12,16 @@ import hashlib
 import struct
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Final, Self
+from dataclasses import dataclass, field
+from typing import Any, Final
 
+from persist_spi.errors import InputError
 from persist_spi.hashing import ObjIdHasher
 from persist_spi.headers import EMPTY_COMMIT_HEADERS, CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId, trusted_obj_id
 from persist_spi.keys import StoreKey
+from persist_spi.objtypes import Obj as Obj  # defined beside ObjType (each names the other)
 from persist_spi.objtypes import ObjType, register_obj_type
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Obj:
-    """Base of every stored object."""
-
-    TYPE: ClassVar[ObjType]
-
-    id: ObjId
-    #: µs timestamp of the last write, set by the backend; 0 when unknown. Not part of equality.
-    referenced: int = field(default=0, compare=False)
-
-    @property
-    def obj_type(self) -> ObjType:
-        return type(self).TYPE
-
-    def with_referenced(self, referenced: int) -> Self:
-        return replace(self, referenced=referenced)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -281,4 +265,4 @@ def unique_id_for_uuid(space: str, value: uuid.UUID) -> UniqueIdObj:
 
 def check_payload(payload: int) -> None:
     if not 0 <= payload <= 127:
-        raise ValueError(f"Payload {payload} is out of range; payloads are 0..127")
+        raise InputError(f"Payload {payload} is out of range; payloads are 0..127")

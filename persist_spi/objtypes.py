@@ -1,4 +1,5 @@
-"""Object types: their names, persisted type codes, classes and cache policies, and the registry.
+"""Object types: their names, persisted type codes, classes and cache policies, and the registry;
+and :class:`Obj`, the base class of every object, which names its type as its type names it.
 
 A type has two names. ``name`` (``COMMIT``) starts the hash stream of ids derived for it; the
 ``short_name`` (``c``) is the type code stored beside each object. Both must be unique across all
@@ -9,12 +10,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import ClassVar, Final, Self, TypeVar
 
-if TYPE_CHECKING:
-    from persist_spi.objs import Obj
+from persist_spi.errors import InputError
+from persist_spi.ids import ObjId
 
 #: Cache-policy answers, in microseconds since the epoch: keep forever, never keep, or a deadline.
 CACHE_UNLIMITED: Final = -1
@@ -45,6 +46,24 @@ class ObjType:
         return self.name
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Obj:
+    """Base of every stored object."""
+
+    TYPE: ClassVar[ObjType]
+
+    id: ObjId
+    #: µs timestamp of the last write, set by the backend; 0 when unknown. Not part of equality.
+    referenced: int = field(default=0, compare=False)
+
+    @property
+    def obj_type(self) -> ObjType:
+        return type(self).TYPE
+
+    def with_referenced(self, referenced: int) -> Self:
+        return replace(self, referenced=referenced)
+
+
 class ObjTypeRegistry:
     """All known object types, looked up by name or by persisted short name."""
 
@@ -68,7 +87,7 @@ class ObjTypeRegistry:
             taken.discard(None)
             if taken:
                 clash = ", ".join(f"{t.name}/{t.short_name}" for t in taken if t is not None)
-                raise ValueError(
+                raise InputError(
                     f"Object type {obj_type.name}/{obj_type.short_name} clashes with the registered "
                     f"type(s) {clash}; names and short names must be unique across all types"
                 )

@@ -12,16 +12,14 @@ observations into ``lochkit_nessie_storage_persist_seconds`` and
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Callable, Collection, Generator, Iterator, Sequence
-from typing import Any, Final, TypeVar
+from collections.abc import Callable, Generator, Iterator
+from typing import Any, Final, TypeVar, cast
 
-from persist_spi.config import StoreConfig
-from persist_spi.ids import ObjId
+from persist_spi.forwarding import ForwardingPersist
 from persist_spi.objs import Obj
-from persist_spi.objtypes import ObjType
 from persist_spi.persist import Persist
-from persist_spi.references import Reference
 
 T = TypeVar("T")
 #: (layer "persist" or "versionstore", class name, method, seconds, exception name or None)
@@ -48,101 +46,46 @@ VERSION_STORE_METHODS: Final = {
 }
 
 
-class ObservingPersist(Persist):
-    """Delegates every call to ``delegate`` and reports how long it took."""
+class ObservingPersist(ForwardingPersist):
+    """Delegates every call to ``delegate`` and reports how long it took, under Nessie's name of
+    the method (``fetchTypedObjsIfExist``...); a scan is timed until it is read to its end."""
 
     def __init__(self, delegate: Persist, observer: Observer) -> None:
-        self.delegate = delegate
+        super().__init__(delegate)
         self._observer = observer
         self._class = type(delegate).__name__
 
-    def _timed(self, method: str, call: Callable[[], T]) -> T:
+    def _call(self, method: str, call: Callable[..., T], *args: Any) -> T:
+        name = _nessie_name(method)
         start = time.perf_counter()
         try:
-            result = call()
+            result = call(*args)
         except Exception as e:
-            self._observer("persist", self._class, method, time.perf_counter() - start, type(e).__name__)
+            self._observer("persist", self._class, name, time.perf_counter() - start, type(e).__name__)
             raise
-        self._observer("persist", self._class, method, time.perf_counter() - start, None)
+        if isinstance(result, Generator):  # a scan: timed until it is read to its end
+            return cast(T, self._timed_scan(result, name, start))
+        self._observer("persist", self._class, name, time.perf_counter() - start, None)
         return result
 
-    @property
-    def config(self) -> StoreConfig:
-        return self.delegate.config
-
-    @property
-    def is_caching(self) -> bool:
-        return self.delegate.is_caching
-
-    @property
-    def hard_object_size_limit(self) -> int:
-        return self.delegate.hard_object_size_limit
-
-    def fetch_typed_objs_if_exist(
-        self, ids: Sequence[ObjId | None], obj_type: ObjType | None
-    ) -> list[Obj | None]:
-        return self._timed(
-            "fetchTypedObjsIfExist", lambda: self.delegate.fetch_typed_objs_if_exist(ids, obj_type)
-        )
-
-    def get_immediate(self, obj_id: ObjId) -> Obj | None:
-        return self._timed("getImmediate", lambda: self.delegate.get_immediate(obj_id))
-
-    def store_objs(
-        self, objs: Sequence[Obj | None], ignore_soft_size_restrictions: bool = False
-    ) -> list[bool]:
-        return self._timed("storeObjs", lambda: self.delegate.store_objs(objs, ignore_soft_size_restrictions))
-
-    def upsert_objs(self, objs: Sequence[Obj | None]) -> None:
-        self._timed("upsertObjs", lambda: self.delegate.upsert_objs(objs))
-
-    def delete_objs(self, ids: Sequence[ObjId | None]) -> None:
-        self._timed("deleteObjs", lambda: self.delegate.delete_objs(ids))
-
-    def delete_with_referenced(self, obj: Obj) -> bool:
-        return self._timed("deleteWithReferenced", lambda: self.delegate.delete_with_referenced(obj))
-
-    def update_conditional(self, expected: Obj, new: Obj) -> bool:
-        return self._timed("updateConditional", lambda: self.delegate.update_conditional(expected, new))
-
-    def delete_conditional(self, obj: Obj) -> bool:
-        return self._timed("deleteConditional", lambda: self.delegate.delete_conditional(obj))
-
-    def scan_all_objects(self, types: Collection[ObjType] | None = None) -> Generator[Obj, None, None]:
-        start = time.perf_counter()
+    def _timed_scan(
+        self, objs: Generator[Obj, None, None], name: str, start: float
+    ) -> Generator[Obj, None, None]:
         error: str | None = None
         try:
-            yield from self.delegate.scan_all_objects(types)
+            yield from objs
         except Exception as e:
             error = type(e).__name__
             raise
         finally:
-            self._observer("persist", self._class, "scanAllObjects", time.perf_counter() - start, error)
+            self._observer("persist", self._class, name, time.perf_counter() - start, error)
 
-    def erase(self) -> None:
-        self._timed("erase", self.delegate.erase)
 
-    def add_reference(self, ref: Reference) -> Reference:
-        return self._timed("addReference", lambda: self.delegate.add_reference(ref))
-
-    def mark_reference_as_deleted(self, ref: Reference) -> Reference:
-        return self._timed("markReferenceAsDeleted", lambda: self.delegate.mark_reference_as_deleted(ref))
-
-    def purge_reference(self, ref: Reference) -> None:
-        self._timed("purgeReference", lambda: self.delegate.purge_reference(ref))
-
-    def update_reference_pointer(self, ref: Reference, new_pointer: ObjId) -> Reference:
-        return self._timed(
-            "updateReferencePointer", lambda: self.delegate.update_reference_pointer(ref, new_pointer)
-        )
-
-    def fetch_references(self, names: Sequence[str | None]) -> list[Reference | None]:
-        return self._timed("fetchReferences", lambda: self.delegate.fetch_references(names))
-
-    def fetch_references_for_update(self, names: Sequence[str | None]) -> list[Reference | None]:
-        return self._timed(
-            "fetchReferencesForUpdate", lambda: self.delegate.fetch_references_for_update(names)
-        )
+@functools.cache
+def _nessie_name(method: str) -> str:
+    """``fetch_typed_objs_if_exist`` -> ``fetchTypedObjsIfExist``."""
+    first, *rest = method.split("_")
+    return first + "".join(part.capitalize() for part in rest)
 
 
 class _ObservingApi:

@@ -125,9 +125,8 @@ class Reporter:
 
     def _draw(self, text: str) -> None:
         assert self._live is not None
-        width = shutil.get_terminal_size().columns - 1
         with contextlib.suppress(OSError, ValueError):
-            self._live.write("\r\x1b[K" + text[:width])
+            self._live.write("\r\x1b[K" + text[: line_width()])
             self._live.flush()
 
     def _clear_live(self) -> None:
@@ -135,6 +134,12 @@ class Reporter:
             with contextlib.suppress(OSError, ValueError):
                 self._live.write("\r\x1b[K")
                 self._live.flush()
+
+
+def line_width() -> int:
+    """The longest line a redraw in place may write: one that fills the terminal's last column
+    wraps, and ``\r`` then returns only to the start of its last row."""
+    return shutil.get_terminal_size().columns - 1
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
+from persist_spi.errors import InputError
 from persist_spi.ids import ObjId
 
 if TYPE_CHECKING:
@@ -20,13 +21,13 @@ MAX_REFERENCE_NAME_BYTES: Final = 1024
 def check_reference_name(name: str) -> None:
     """``ValueError`` for a name no database can hold; called before anything is written."""
     if not name:
-        raise ValueError("A reference name must not be empty")
+        raise InputError("A reference name must not be empty")
     try:
         size = len(name.encode("utf-8"))
     except UnicodeEncodeError:
-        raise ValueError(f"Reference name {name[:40]!r}... contains an unpaired surrogate") from None
+        raise InputError(f"Reference name {name[:40]!r}... contains an unpaired surrogate") from None
     if size > MAX_REFERENCE_NAME_BYTES:
-        raise ValueError(
+        raise InputError(
             f"Reference name {name[:40]!r}... is {size} bytes long in UTF-8; the longest allowed is "
             f"{MAX_REFERENCE_NAME_BYTES} bytes"
         )

@@ -15,9 +15,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from persist_spi.adapter import BackendAdapter, Capabilities
+from persist_spi.errors import InputError
 
 ENTRY_POINT_GROUP: Final = "lochkit.backends"
 
@@ -62,6 +64,14 @@ class BackendFactory(ABC):
         something (a directory, a file) or that can open read-only overrides it."""
         return verified(self.create(url, options))
 
+    def store_url_in(self, directory: Path) -> str | None:
+        """The URL of a store of this backend kept in ``directory`` (which exists and is empty), for
+        a backend whose data lives in files: the conformance suites open such a store, close it and
+        open it again, to prove that a backend declaring ``durable`` keeps its data. None (the
+        default) for a backend whose data lives elsewhere (in memory, or on a server, where the
+        suites open a second connection to the server under test instead)."""
+        return None
+
     def missing_modules(self) -> list[str]:
         return [m for m in self.required_modules if importlib.util.find_spec(m) is None]
 
@@ -95,7 +105,7 @@ class BackendEntry:
         return self.factory is not None and not self.factory.missing_modules()
 
 
-class UnknownBackend(ValueError):
+class UnknownBackend(InputError):
     pass
 
 
@@ -133,3 +143,20 @@ def backend_factory(name: str) -> BackendFactory:
             f"install them with: {entry.factory.install_hint()}"
         )
     return entry.factory
+
+
+def url_problem(backend: str | None, url: str | None) -> str | None:
+    """Why ``--url`` cannot apply to ``--backend backend`` (its data lives in the memory of the
+    command's own process, which nothing else can address), or None."""
+    if not url or not backend:
+        return None
+    try:
+        factory = backend_factory(backend)
+    except UnknownBackend:  # the command reports the unknown name itself
+        return None
+    if not factory.lives_in_process:
+        return None
+    return (
+        f"--url does not apply to --backend {backend}: its data lives in this command's own memory "
+        "and has no address; leave --url out"
+    )

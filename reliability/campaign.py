@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.provisioning import ServerControl, provisioners
-from persist_spi.ownership import guard_database, new_scratch_id
+from persist_spi.logic.ownership import guard_database, new_scratch_id
 from persist_spi.registry import backend_factory
+from provisioning.base import ServerControl
+from provisioning.registry import provisioners
 from reliability.crash_campaign import crash_sweep, random_kills
 from reliability.fault_run import FaultRunResult
 from reliability.figures import PARTS, BackendFigures, CampaignReport, FuzzFigures
@@ -97,7 +98,7 @@ class _Backend:
 @contextlib.contextmanager
 def _backend(name: str, url: str | None, work: Path, log: Log) -> Iterator[_Backend]:
     """The backend's server (restartable, crash-safe) or store, for the whole campaign. Every part
-    works in a scratch repository of its own (see :mod:`persist_spi.ownership`)."""
+    works in a scratch repository of its own (see :mod:`persist_spi.logic.ownership`)."""
     repository = new_scratch_id("torture")
     if url is not None:
         target = Target.open(name, url, repository_id=repository)
@@ -383,7 +384,7 @@ def run_campaign(
     with contextlib.ExitStack() as stack:
         toxiproxy_api = None
         if "network" in parts and any(b not in ("rocksdb", "inmemory") for b in backends):
-            from conformance.servers.toxiproxy import start_toxiproxy
+            from provisioning.servers.toxiproxy import start_toxiproxy
 
             proxy = start_toxiproxy(_mkdir(work / "toxiproxy"))
             stack.callback(proxy.stop)

@@ -26,15 +26,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from persist_spi.check.consistency import RepositoryChecker
+from persist_spi.check.findings import ExitCode, Severity
 from persist_spi.persist import Persist
 from persist_spi.versionstore.errors import ReferenceAlreadyExistsError
 from persist_spi.versionstore.refs import branch
 from persist_spi.versionstore.store import VersionStore
 from reliability import processes
-from reliability.consistency import RepositoryChecker
 from reliability.crash_op import CrashOpSpec, crash_op_main, reached_steps
 from reliability.crashpoints import CrashPoint, When
-from reliability.findings import ExitCode, Severity
 from reliability.target import Target
 from reliability.verification import RunVerdict, branch_chains, verify_run
 from reliability.writer import WriterSpec, stop_file, writer_process_main

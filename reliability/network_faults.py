@@ -12,7 +12,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from conformance.servers.process import free_port
+from persist_spi.errors import InputError
+from provisioning.servers.process import free_port
 from reliability.crash_campaign import ensure_branches
 from reliability.fault_run import FaultRunResult, Prober, finish, resumed_text, writers_running
 from reliability.target import Target
@@ -50,7 +51,7 @@ def network_faults(
     log: Callable[[str], None] = print,
 ) -> FaultRunResult:
     if target.url is None:
-        raise ValueError(f"{target.backend} has no server address to put a proxy in front of")
+        raise InputError(f"{target.backend} has no server address to put a proxy in front of")
     run_dir.mkdir(parents=True, exist_ok=True)
     result = FaultRunResult("network faults")
     bound = call_bound(target.backend)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from conformance.provisioning import ServerControl
+from provisioning.base import ServerControl
 from reliability.crash_campaign import ensure_branches
 from reliability.fault_run import FaultRunResult, Prober, finish, resumed_text, writers_running
 from reliability.target import Target

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from persist_spi.errors import LochkitError
+from persist_spi.errors import InputError, LochkitError
 
 
 class ToxiproxyError(LochkitError):
@@ -90,7 +90,7 @@ class ToxiproxyClient:
 def host_port(url: str) -> tuple[str, int]:
     parts = urlsplit(url)
     if parts.hostname is None or parts.port is None:
-        raise ValueError("the URL names no host and port")
+        raise InputError("the URL names no host and port")
     return parts.hostname, parts.port
 
 

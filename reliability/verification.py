@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from persist_spi.check.consistency import RepositoryChecker
+from persist_spi.check.findings import CheckReport, ExitCode, Severity
 from persist_spi.ids import EMPTY_OBJ_ID
 from persist_spi.logic.commit_logic import CommitLogic
 from persist_spi.persist import Persist
 from persist_spi.versionstore.refs import branch
-from reliability.consistency import RepositoryChecker
-from reliability.findings import CheckReport, ExitCode, Severity
 from reliability.history import load_history
 from reliability.ledger import LedgerVerdict, read_ledgers, token_of, verify
 from reliability.linearizability import Verdict, check_register

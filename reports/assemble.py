@@ -107,7 +107,10 @@ WRITER_COLUMNS: Final = [
 
 
 def _pandas(df: DataFrame) -> pd.DataFrame:
-    return df.toPandas()
+    # Named, not returned directly: where PySpark is not installed (the lint environment) its calls
+    # are Any, and strict mypy refuses to return an Any from a typed function.
+    frame: pd.DataFrame = df.toPandas()
+    return frame
 
 
 def _sampled_growth(growth: DataFrame) -> DataFrame:
@@ -195,7 +198,7 @@ def _run_sections(computed: Computed, page: Page, shown: list[str]) -> None:
     attempts = _pandas(t["attempts"].where(chosen))
     runs = _pandas(t["runs"].where(chosen).orderBy("started_at", "run_id"))
     for run in runs.itertuples():
-        rid = run.run_id
+        rid = str(run.run_id)
         section = RunSection(
             run_id=rid,
             title=(

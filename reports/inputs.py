@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from conformance.matrix import is_report
+from persist_spi.errors import InputError as LochkitInputError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -52,7 +53,7 @@ ACCEPTED: Final = (
 )
 
 
-class InputError(ValueError):
+class InputError(LochkitInputError):
     """An input cannot be used; the message names it and says what to do."""
 
 
@@ -335,13 +336,13 @@ def _classify_directory(fs: FileSystem, directory: Entry, inputs: Inputs, depth:
 
 
 def _json(fs: FileSystem, uri: str) -> Any:
-    """The parsed document; ValueError (with the reason) when it is not JSON."""
+    """The parsed document; an :class:`InputError` (with the reason) when it is not JSON."""
     try:
         return json.loads(fs.read_text(uri))
     except UnicodeDecodeError as e:
-        raise ValueError(f"not text ({e.reason})") from None
+        raise InputError(f"not text ({e.reason})") from None
     except json.JSONDecodeError as e:
-        raise ValueError(f"not valid JSON ({e.msg}, line {e.lineno})") from None
+        raise InputError(f"not valid JSON ({e.msg}, line {e.lineno})") from None
 
 
 def _schema_version(fs: FileSystem, directory: str, name: str, what: str, remedy: str) -> object:
@@ -349,7 +350,7 @@ def _schema_version(fs: FileSystem, directory: str, name: str, what: str, remedy
     an :class:`InputError` naming ``what`` and the ``remedy`` when it is no JSON."""
     try:
         doc = _json(fs, f"{directory}/{name}")
-    except ValueError as e:
+    except InputError as e:
         raise InputError(f"{what}: {name} is {e}; {remedy}") from None
     return doc.get("schema_version") if isinstance(doc, dict) else None
 
@@ -358,7 +359,7 @@ def report_problem(fs: FileSystem, uri: str) -> str | None:
     """Why the JSON file at ``uri`` is no conformance report, or None when it is one."""
     try:
         doc = _json(fs, uri)
-    except ValueError as e:
+    except InputError as e:
         return str(e)
     if isinstance(doc, dict) and doc and is_report(doc):
         return None

@@ -136,7 +136,7 @@ def matrix_table(matrix: pd.DataFrame) -> str:
                 tds.append('<td class="missing">-</td>')
                 continue
             css = "bad" if (r.failed or r.error or r.xpassed) else ("dev" if r.xfailed else "good")
-            tds.append(f'<td class="{css}">{html.escape(r.cell)}</td>')
+            tds.append(f'<td class="{css}">{html.escape(str(r.cell))}</td>')
         rows.append(f"<tr><th>{html.escape(backend)}</th>{''.join(tds)}</tr>")
     return f'<table class="matrix"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from persist_spi.errors import InputError
+
 _RATE_UNITS: Final = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
 _SPAN_UNITS: Final = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
 _PATTERN: Final = re.compile(
@@ -15,7 +17,7 @@ _PATTERN: Final = re.compile(
 )
 
 
-class ProjectionError(ValueError):
+class ProjectionError(InputError):
     """A malformed ``--project`` value; the message shows the expected form."""
 
 

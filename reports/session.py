@@ -21,13 +21,15 @@ import shutil
 import sys
 from typing import TYPE_CHECKING, Final
 
+from persist_spi.errors import LochkitError
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER: Final = "local[*]"
 
 
-class SparkUnavailable(RuntimeError):
+class SparkUnavailable(LochkitError, RuntimeError):
     """PySpark or Java is missing; the message says how to install them."""
 
 

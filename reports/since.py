@@ -7,11 +7,13 @@ import datetime
 import re
 from typing import Final
 
+from persist_spi.errors import InputError
+
 _AGE: Final = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _SECONDS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
-class SinceError(ValueError):
+class SinceError(InputError):
     pass
 
 

@@ -20,12 +20,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final
 
+from persist_spi.errors import LochkitError
+
 DEFAULT_STATE: Final = Path(".lochkit") / "spark-cluster"
 STATE_FILE: Final = "cluster.json"
 START_TIMEOUT_S: Final = 120.0
 
 
-class ClusterError(RuntimeError):
+class ClusterError(LochkitError, RuntimeError):
     """The cluster could not be started or stopped; the message says why and where the logs are."""
 
 

@@ -27,10 +27,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+import rest_server.reads as reads
+import rest_server.references as references
+import rest_server.writes as writes
 from persist_spi.ids import EMPTY_OBJ_ID
 from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.store import VersionStore
-from rest_server import reads, references, writes
 from rest_server.context import Call
 from rest_server.errors import CLIENT_SPEC_HEADER, ApiError, error_answer
 
@@ -153,7 +155,7 @@ async def _answer(
             query.setdefault(name, []).append(value)
         result = await run_in_threadpool(lambda: handler(Call(store(), query, body)))
     except Exception as e:  # every failure becomes Nessie's error answer
-        status, answer = error_answer(e, spec)
+        status, answer = error_answer(e, spec, f"{request.method} {request.url.path}")
         return JSONResponse(answer, status_code=status)
     return JSONResponse(result)
 

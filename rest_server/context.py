@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from persist_spi.errors import InputError
 from persist_spi.ids import ObjId
 from persist_spi.versionstore import nessie_json as nj
 from persist_spi.versionstore.api import VersionStoreApi
@@ -132,7 +133,7 @@ class Call:
             raise bad_request(f"{what} must be provided")
         try:
             spec = parse_commit_spec(hash_text)
-        except ValueError as e:
+        except InputError as e:
             raise bad_request(f"{what}: {e}") from None
         if spec.hash is None:
             raise bad_request(f"{what} must contain a starting commit ID")
@@ -145,7 +146,7 @@ class Call:
 def parse_key(raw: str, what: str) -> ContentKey:
     try:
         return ContentKey.from_path_string(raw)
-    except ValueError as e:
+    except InputError as e:
         raise bad_request(f"Invalid content key '{raw}' in '{what}': {e}") from None
 
 

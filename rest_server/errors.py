@@ -40,15 +40,19 @@ def content_not_found(key: ContentKey, ref_name: str) -> ApiError:
     return ApiError(status, body["errorCode"], body["message"], body.get("errorDetails"))
 
 
-def error_answer(error: BaseException, client_spec: str | None) -> tuple[int, dict[str, Any]]:
-    """The status and body for ``error``; details only for client spec 2 and later."""
+def error_answer(
+    error: BaseException, client_spec: str | None, request: str = "request"
+) -> tuple[int, dict[str, Any]]:
+    """The status and body for ``error``; details only for client spec 2 and later. Only input
+    lochkit declares wrong is the client's fault (4xx); anything else is answered 500 and logged at
+    ERROR with its traceback, naming ``request`` (``GET /api/v2/trees``), for the operator."""
     if isinstance(error, ApiError):
         status, body = error.status, error.body()
     else:
         status, body = nj.error_to_json(error)
         if status >= 500:
             # Not the caller's fault: keep the traceback in the server's log, not in the answer.
-            _LOG.error("request failed", exc_info=error)
+            _LOG.error("%s failed: %s", request, body["message"], exc_info=error)
     if "errorDetails" in body and not _speaks_spec_2(client_spec):
         body = {k: v for k, v in body.items() if k != "errorDetails"}
     return status, body

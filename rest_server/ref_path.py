@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from persist_spi.errors import InputError
 from persist_spi.ids import ObjId
 from persist_spi.versionstore.commit_specs import (
     HASH_PATTERN,
@@ -58,14 +59,14 @@ def parse_ref_element(element: str, default_branch: str) -> RefAddress:
     """Parse one path element; ValueError (a 400) naming the rule when it does not match."""
     match = _ELEMENT.match(element)
     if match is None or not element or element == "@":
-        raise ValueError(f"Invalid reference '{element}' in the path: expected {RULE}")
+        raise InputError(f"Invalid reference '{element}' in the path: expected {RULE}")
     name, absolute, relative = match.group(1), match.group(2), match.group(3)
     if name == DEFAULT_REF:
         name = default_branch
     spec_text = (absolute or "") + (relative or "")
     spec = parse_commit_spec(spec_text) if spec_text else None
     if name is None and (spec is None or spec.hash is None):
-        raise ValueError(f"Invalid reference '{element}': a detached commit needs a hash after '@'")
+        raise InputError(f"Invalid reference '{element}': a detached commit needs a hash after '@'")
     return RefAddress(name, spec)
 
 
@@ -73,13 +74,13 @@ def check_new_ref_name(name: str | None) -> str:
     """A name a new branch or tag may take: addressable in a path, and not HEAD, DETACHED, '-'
     or something that reads as a commit id (as in Nessie)."""
     if not name:
-        raise ValueError("Give the new reference's name (query parameter 'name')")
+        raise InputError("Give the new reference's name (query parameter 'name')")
     if not re.fullmatch(_NAME, name) or name.endswith("/"):
-        raise ValueError(
+        raise InputError(
             f"Invalid reference name '{name}': it may not contain '@', '~', '^' or '*', nor end in '/'"
         )
     if name in FORBIDDEN_NAMES or _HASH_ONLY.match(name):
-        raise ValueError(
+        raise InputError(
             f"Invalid reference name '{name}': HEAD, DETACHED, '-' and commit ids are not allowed"
         )
     return name

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from persist_spi.errors import InputError
 from persist_spi.versionstore import nessie_json as nj
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import MergeBehavior, MergeKeyBehavior
@@ -66,7 +67,7 @@ def _behaviors(body: dict[str, Any]) -> tuple[MergeBehavior, list[MergeKeyBehavi
         raise bad_request("keyMergeModes must be a list of {key, mergeBehavior}")
     try:
         return default, [nj.merge_behavior_from_json(m) for m in modes]
-    except ValueError as e:
+    except InputError as e:
         raise bad_request(f"keyMergeModes: {e}") from None
 
 

@@ -19,8 +19,8 @@ def nessie_server() -> Iterator[str]:
         return
     if os.environ.get("LOCHKIT_NESSIE_TESTS") != "1":
         pytest.skip("the real Nessie server runs when LOCHKIT_NESSIE_TESTS=1 (needs Java 21+, a 245 MB jar)")
-    from conformance.servers.nessie import PROVISIONER
-    from conformance.workdir import workdir
+    from provisioning.servers.nessie import PROVISIONER
+    from provisioning.workdir import workdir
 
     with workdir("nessie-test") as where:
         provisioned = PROVISIONER.local_process("nessie", where)

@@ -205,3 +205,7 @@ class ToySqliteFactory(BackendFactory):
             return ToySqliteAdapter(Path(url))
         scratch = Path(tempfile.mkdtemp(prefix="toy-sqlite-"))
         return ToySqliteAdapter(scratch / "db.sqlite", scratch)
+
+    def store_url_in(self, directory: Path) -> str:
+        # The conformance suites close and reopen a store here to check that it is durable.
+        return str(directory / "db.sqlite")

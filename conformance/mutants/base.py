@@ -7,7 +7,8 @@ import tempfile
 from pathlib import Path
 from typing import ClassVar
 
-from backends import inmemory
+from backends.inmemory import adapter as inmemory
+from backends.inmemory.capabilities import CAPABILITIES as INMEMORY_CAPABILITIES
 from conformance.examples import toy_sqlite
 from persist_spi.adapter import BackendAdapter, Capabilities
 
@@ -32,9 +33,14 @@ class Broken(BackendAdapter):
         return type(self).CAPABILITIES
 
     @classmethod
-    def open(cls) -> BackendAdapter:
-        """A fresh, empty instance."""
+    def open(cls, url: str | None = None) -> BackendAdapter:
+        """The store at ``url`` (see :meth:`store_url_in`), or a fresh, empty one."""
         raise NotImplementedError(f"{cls.__name__} must say how it is opened")
+
+    @classmethod
+    def store_url_in(cls, directory: Path) -> str | None:
+        """As its base's factory says (:meth:`~persist_spi.registry.BackendFactory.store_url_in`)."""
+        return None
 
     @classmethod
     def base_name(cls) -> str:
@@ -49,11 +55,11 @@ _BASE_MODULES = (inmemory.__name__, toy_sqlite.__name__)
 class BrokenInMemory(Broken, inmemory.InMemoryAdapter):
     """Derived from the in-memory adapter: dicts behind one lock."""
 
-    CAPABILITIES = inmemory.CAPABILITIES
+    CAPABILITIES = INMEMORY_CAPABILITIES
 
     @classmethod
-    def open(cls) -> BackendAdapter:
-        return cls(f"mutant-{cls.mutant}")
+    def open(cls, url: str | None = None) -> BackendAdapter:
+        return cls(f"mutant-{cls.mutant}")  # in memory: there is nothing a URL could name
 
 
 class BrokenToySqlite(Broken, toy_sqlite.ToySqliteAdapter):
@@ -62,8 +68,14 @@ class BrokenToySqlite(Broken, toy_sqlite.ToySqliteAdapter):
     CAPABILITIES = toy_sqlite.CAPABILITIES
 
     @classmethod
-    def open(cls) -> BackendAdapter:
+    def open(cls, url: str | None = None) -> BackendAdapter:
+        if url:
+            return cls(Path(url))
         # A scratch directory of its own, removed on close: run outside the self-check (which
         # gives every run a temporary directory of its own), it would otherwise stay behind.
         scratch = Path(tempfile.mkdtemp(prefix=f"lochkit-mutant-{cls.mutant}-"))
         return cls(scratch / "db.sqlite", scratch)
+
+    @classmethod
+    def store_url_in(cls, directory: Path) -> str | None:
+        return toy_sqlite.ToySqliteFactory().store_url_in(directory)

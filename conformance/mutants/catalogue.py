@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
+import conformance.mutants.inmemory_bugs as inmemory_bugs
+import conformance.mutants.sqlite_bugs as sqlite_bugs
 from backends.inmemory import InMemoryBackendFactory
 from conformance.examples.toy_sqlite import ToySqliteFactory
-from conformance.mutants import inmemory_bugs, sqlite_bugs
 from conformance.mutants.base import Broken
 from persist_spi.adapter import BackendAdapter, Capabilities
+from persist_spi.errors import InputError
 from persist_spi.registry import BackendFactory
 
 #: The guarantees the suites check for every adapter; each has at least one mutant.
@@ -35,6 +38,7 @@ GUARANTEES: Final = (
     "upserts",
     "deletes",
     "calls return",
+    "durability",
 )
 
 
@@ -51,7 +55,10 @@ class MutantFactory(BackendFactory):
         return self.adapter_class.CAPABILITIES
 
     def create(self, url: str | None = None, options: Mapping[str, Any] | None = None) -> BackendAdapter:
-        return self.adapter_class.open()
+        return self.adapter_class.open(url)
+
+    def store_url_in(self, directory: Path) -> str | None:
+        return self.adapter_class.store_url_in(directory)
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,7 @@ CONTROLS: Final[Mapping[str, type[BackendFactory]]] = {
 }
 
 
-class UnknownMutant(ValueError):
+class UnknownMutant(InputError):
     pass
 
 

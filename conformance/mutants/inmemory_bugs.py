@@ -1,6 +1,6 @@
 """Broken adapters derived from the in-memory adapter: bugs of dict-and-lock code.
 
-Each class overrides one method of :class:`~backends.inmemory.InMemoryAdapter` with one mistake.
+Each class overrides one method of :class:`~backends.inmemory.adapter.InMemoryAdapter` with one mistake.
 The check-then-act ones take the lock twice, the way code does that reads first and writes later:
 correct in every single-threaded test, wrong only when another writer slips in between.
 """

@@ -8,6 +8,7 @@ from typing import Any
 
 from conformance.mutants.catalogue import Mutant
 from conformance.mutants.self_check import MutantResult, SelfCheckResult
+from persist_spi.columns import columns
 
 _HEADERS = ("mutant", "from", "method", "guarantee", "caught", "tests", "first failing test", "time to kill")
 
@@ -50,16 +51,14 @@ def catalogue_lines(mutants: Sequence[Mutant]) -> list[str]:
     """The broken adapters, one line each under a header: name, the adapter it derives from, the
     method its bug is in, the guarantee it breaks, and whether it shows only under concurrency."""
     headers = ("mutant", "from", "method", "guarantee", "racy")
-    rows = [headers, *((m.name, m.base, m.method, m.guarantee, "racy" if m.racy else "") for m in mutants)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(headers))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    rows = [(m.name, m.base, m.method, m.guarantee, "racy" if m.racy else "") for m in mutants]
+    return columns(headers, rows)
 
 
 def text_table(result: SelfCheckResult) -> list[str]:
-    rows = [_HEADERS, *(_row(m) for m in result.mutants)]
-    keep = [i for i, header in enumerate(_HEADERS) if header != "tests" or any(r[i] for r in rows[1:])]
-    widths = [max(len(r[i]) for r in rows) for i in keep]
-    return ["  ".join(r[i].ljust(w) for i, w in zip(keep, widths, strict=True)).rstrip() for r in rows]
+    rows = [_row(m) for m in result.mutants]
+    keep = [i for i, header in enumerate(_HEADERS) if header != "tests" or any(r[i] for r in rows)]
+    return columns([_HEADERS[i] for i in keep], [[r[i] for i in keep] for r in rows])
 
 
 def markdown_table(result: SelfCheckResult) -> list[str]:

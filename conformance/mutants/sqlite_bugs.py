@@ -19,6 +19,7 @@ from persist_spi.adapter import ObjRow, RefRow
 
 _OBJ_COLUMNS = "id, type, token, data, referenced"
 _SCAN_PAGE = 100
+_DROP_TABLES = "DROP TABLE IF EXISTS refs; DROP TABLE IF EXISTS objs;"
 
 
 class InsertOverwritesExisting(BrokenToySqlite):
@@ -499,3 +500,18 @@ class RealLimitBelowDeclared(_DatabaseLimit):
     guarantee = "size limits"
     method = "capabilities"
     check = f"<= {200 * 1024}"
+
+
+class SchemaSetupDropsTheTables(BrokenToySqlite):
+    """setup_schema drops the tables before creating them (a script written for a fresh test
+    database): a store opened again has lost everything written before, although the adapter
+    declares it durable."""
+
+    mutant = "schema-setup-drops-the-tables"
+    guarantee = "durability"
+    method = "setup_schema"
+
+    def setup_schema(self) -> str:
+        with self._lock:
+            self._db.executescript(_DROP_TABLES + toy_sqlite.SCHEMA)
+        return f"{self.mutant}: tables refs, objs"

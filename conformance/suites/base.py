@@ -5,11 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+import pytest
+
 
 class ConformanceSuite:
     """Base of the suites. Subclass a suite in a ``Test*`` class to collect it (see
     :mod:`conformance.all`). Tests use the ``persist`` / ``persist_factory`` / ``lochkit_backend``
     fixtures from the plugin."""
+
+    # The plugin's fixtures every suite test runs under: declared deviations and capability needs
+    # (the gate), and threads that take turns inside the adapter. Only suite tests use them, so a
+    # project that never runs a suite never sets them up.
+    pytestmark: ClassVar = [pytest.mark.usefixtures("_lochkit_gate", "_lochkit_turns")]
 
     #: Area name used in summaries, reports and deviation declarations, e.g. ``persist.objects``.
     area: ClassVar[str] = "unspecified"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from collections.abc import Callable
 
 import pytest
 
@@ -217,10 +218,10 @@ class LogicCommitsSuite(ConformanceSuite):
             seen.append(conflict)
             return ConflictResolution.ADD
 
-        kept = logic.build_commit_obj(create, keep)
+        kept = logic.build_commit_obj(create, conflict_handler=keep)
         assert [c.key for c in seen] == [key("a")]
         assert {e.key for e in logic.indexes.commit_operations(kept)} == {key("a"), key("b")}
-        dropped = logic.build_commit_obj(create, lambda c: ConflictResolution.DROP)
+        dropped = logic.build_commit_obj(create, conflict_handler=lambda c: ConflictResolution.DROP)
         assert {e.key for e in logic.indexes.commit_operations(dropped)} == {key("b")}
 
     def test_value_callbacks_see_non_conflicting_operations(self, logic: CommitLogic) -> None:
@@ -383,7 +384,7 @@ class LogicCommitsSuite(ConformanceSuite):
 
     # --- merge base ------------------------------------------------------------------------------
 
-    def _load(self, logic: CommitLogic):  # type: ignore[no-untyped-def]
+    def _load(self, logic: CommitLogic) -> Callable[[ObjId], CommitObj | None]:
         def load(commit_id: ObjId) -> CommitObj | None:
             try:
                 return logic.fetch_commit(commit_id)

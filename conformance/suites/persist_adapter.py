@@ -16,11 +16,14 @@ import pytest
 
 from conformance.harness import BackendUnderTest, PersistFactory
 from conformance.rows import obj_row, ref_row, tag_rows
-from conformance.samples import OtherVersionedTestObj, VersionedTestObj, all_samples
+from conformance.samples import OtherVersionedTestObj, VersionedTestObj, all_samples, changed
 from conformance.suites.base import ConformanceSuite
 from persist_spi.adapter import BackendAdapter, ObjRow
+from persist_spi.adapter_persist import AdapterPersist
+from persist_spi.config import StoreConfig
 from persist_spi.ids import ObjId, random_obj_id
 from persist_spi.objs import GenericObj, tag_obj
+from persist_spi.references import Reference
 
 #: Request sizes around the chunk sizes databases and adapters commonly use (25 and 100 for
 #: DynamoDB's batch calls, 500 or 1000 for IN lists, powers of two).
@@ -404,3 +407,45 @@ class PersistAdapterSuite(ConformanceSuite):
         for repo in kept:
             assert len(_scan(adapter, repo)) == 3, f"objects of {repo!r} were erased with {doomed}"
             assert adapter.fetch_refs(repo, ["refs/heads/main"]) != [None]
+
+    # --- durability --------------------------------------------------------------------------------
+
+    @pytest.mark.lochkit_requires("durable")
+    def test_what_was_written_is_there_after_closing_and_reopening(
+        self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
+    ) -> None:
+        """What ``durable`` declares: the adapter is closed, the store is opened again through the
+        factory with the same address and options (and set up again, as every opener does), and
+        every object and reference written before is there as it was: upserted, moved, marked
+        deleted. A backend with a server is reopened through a new connection; an embedded one on
+        a store of the test's own."""
+        repo = persist_factory().repository_id  # erased afterwards, also in a server's database
+        config = StoreConfig(repository_id=repo)
+        objs = all_samples()
+        with lochkit_backend.reopenable_store() as open_store:
+            first = open_store()
+            try:
+                persist = AdapterPersist(first, config)
+                assert all(persist.store_objs(objs))
+                objs[0] = changed(objs[0])
+                persist.upsert_obj(objs[0])
+                refs = [
+                    persist.add_reference(Reference("refs/heads/main", objs[0].id)),
+                    persist.update_reference_pointer(
+                        persist.add_reference(Reference("refs/heads/moved", objs[1].id)), objs[2].id
+                    ),
+                    persist.mark_reference_as_deleted(
+                        persist.add_reference(Reference("refs/tags/gone", objs[3].id))
+                    ),
+                ]
+            finally:
+                first.close()
+            again = open_store()
+            try:
+                reopened = AdapterPersist(again, config)
+                assert reopened.fetch_objs([o.id for o in objs]) == objs
+                found = reopened.fetch_references([r.name for r in refs])
+                assert found == refs
+                assert [r.previous_pointers for r in found if r] == [r.previous_pointers for r in refs]
+            finally:
+                again.close()

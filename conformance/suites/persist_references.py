@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from conformance.harness import PersistFactory
 from conformance.suites.base import ConformanceSuite
 from persist_spi.errors import RefAlreadyExists, RefConditionFailed, RefNotFound
 from persist_spi.ids import EMPTY_OBJ_ID, random_obj_id
@@ -127,7 +128,7 @@ class PersistReferencesSuite(ConformanceSuite):
         updated = persist.update_reference_pointer(decorated, EMPTY_OBJ_ID)
         assert updated.pointer == EMPTY_OBJ_ID
 
-    def test_previous_pointers_respect_the_configured_count(self, persist_factory) -> None:  # type: ignore[no-untyped-def]
+    def test_previous_pointers_respect_the_configured_count(self, persist_factory: PersistFactory) -> None:
         persist = persist_factory(ref_previous_head_count=3)
         ref = persist.add_reference(_ref())
         pointers = [ref.pointer]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from persist_spi.errors import InputError
 from persist_spi.versionstore.content import (
     UDF,
     Content,
@@ -28,10 +29,10 @@ def check_type(name: str) -> str:
     """The canonical type name; ValueError naming the types the generator can make."""
     try:
         canonical = content_type_named(name).TYPE_NAME
-    except ValueError:
+    except InputError:
         canonical = ""
     if canonical not in GENERATED_TYPES:
-        raise ValueError(f"Content type '{name}' is not supported; use one of {', '.join(GENERATED_TYPES)}")
+        raise InputError(f"Content type '{name}' is not supported; use one of {', '.join(GENERATED_TYPES)}")
     return canonical
 
 

@@ -26,6 +26,7 @@ from loadgen.contentgen.contents import check_type, new_content
 from loadgen.contentgen.progress import Progress
 from loadgen.contentgen.recording import Recorder
 from loadgen.keygen import KeyGenerator
+from persist_spi.errors import InputError
 from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.content import Content, ContentKey, Namespace
 from persist_spi.versionstore.errors import ReferenceConflictError, ReferenceNotFoundError
@@ -70,17 +71,17 @@ class GenerateOptions:
     def validate(self) -> None:
         """ValueError (a usage error) for options Nessie's generator refuses."""
         if self.num_commits < 1:
-            raise ValueError("--num-commits: must create at least one commit")
+            raise InputError("--num-commits: must create at least one commit")
         if self.num_tables < 1:
-            raise ValueError("--num-tables: must use at least one table (content-key)")
+            raise InputError("--num-tables: must use at least one table (content-key)")
         if self.num_branches < 1:
-            raise ValueError("--num-branches: must use at least one branch")
+            raise InputError("--num-branches: must use at least one branch")
         if self.puts_per_commit < 1:
-            raise ValueError("--puts-per-commit: must put at least one key per commit")
+            raise InputError("--puts-per-commit: must put at least one key per commit")
         if not 0.0 <= self.tag_probability <= 1.0:
-            raise ValueError("--tag-probability: must be between 0 and 1")
+            raise InputError("--tag-probability: must be between 0 and 1")
         if self.duration_s is not None and self.duration_s <= 0:
-            raise ValueError("--duration: Duration must be absent to greater than zero.")
+            raise InputError("--duration: Duration must be absent to greater than zero.")
         check_type(self.content_type)
         if self.key_pattern is not None:
             # The first keys the run will use (the same seed draws the same pool): a pattern that
@@ -119,8 +120,8 @@ def key_pool(options: GenerateOptions, run_start: str, rng: random.Random) -> li
         text = generator.generate()
         try:
             pool.append(ContentKey.from_path_string(text))
-        except ValueError as e:
-            raise ValueError(
+        except InputError as e:
+            raise InputError(
                 f"--key-pattern '{options.key_pattern}' generated '{text}', which is not a valid key: {e}"
             ) from None
     return pool
@@ -158,7 +159,7 @@ class Generator:
                 info = None
         if info is not None:
             if info.named_ref.kind is not RefKind.BRANCH:
-                raise ValueError(f"--default-branch {name} is a tag; commits need a branch")
+                raise InputError(f"--default-branch {name} is a tag; commits need a branch")
             return info.named_ref
         source = self.api.reference(branch(self.api.default_branch()))
         self.out(f"Creating branch '{name}' from '{source.named_ref.name}' at {source.hash}")

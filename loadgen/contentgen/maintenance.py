@@ -13,6 +13,7 @@ from typing import TextIO, TypeVar
 
 from loadgen.contentgen.progress import Progress
 from loadgen.contentgen.recording import Recorder
+from persist_spi.errors import InputError
 from persist_spi.ids import ObjId
 from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.content import Content, ContentKey, Namespace
@@ -36,20 +37,20 @@ def resolve_hash(api: VersionStoreApi, ref: NamedRef, spec: str | None) -> ObjId
     base, relative = spec[:cut], spec[cut:]
     try:
         current = api.hash_on_reference(ref, ObjId.from_hex(base)) if base else head
-    except ValueError:
-        raise ValueError(f"--hash '{spec}' is not a commit hash (hex) with optional ~N or ^N parts") from None
+    except InputError:
+        raise InputError(f"--hash '{spec}' is not a commit hash (hex) with optional ~N or ^N parts") from None
     for op, count in _relative_parts(relative, spec):
         for _ in range(count if op == "~" else 1):
             entries = itertools.islice(api.get_commits(current), 2)
             log = list(entries)
             if op == "~":
                 if len(log) < 2:
-                    raise ValueError(f"--hash '{spec}': the history is shorter than that")
+                    raise InputError(f"--hash '{spec}': the history is shorter than that")
                 current = log[1].hash
             else:
                 parents = [ObjId.from_hex(p) for p in log[0].meta.parent_hashes] or [log[0].parent]
                 if count < 1 or count > len(parents):
-                    raise ValueError(f"--hash '{spec}': commit {current} has no parent number {count}")
+                    raise InputError(f"--hash '{spec}': commit {current} has no parent number {count}")
                 current = parents[count - 1]
     return current
 
@@ -62,7 +63,7 @@ def _relative_parts(relative: str, spec: str) -> Iterator[tuple[str, int]]:
         while j < len(relative) and relative[j].isdigit():
             j += 1
         if op not in "~^" or j == i + 1:
-            raise ValueError(f"--hash '{spec}': relative parts are ~N or ^N")
+            raise InputError(f"--hash '{spec}': relative parts are ~N or ^N")
         yield op, int(relative[i + 1 : j])
         i = j
 
@@ -171,7 +172,7 @@ def _branch(api: VersionStoreApi, name: str | None) -> NamedRef:
         return branch(api.default_branch())
     named = api.named_ref(name).named_ref
     if named.kind is not RefKind.BRANCH:
-        raise ValueError(f"Content can only be committed to branches: {name}")
+        raise InputError(f"Content can only be committed to branches: {name}")
     return named
 
 
@@ -187,7 +188,7 @@ def selected_batches(
     """(branch, keys) batches the selectors name. ``reverse`` sorts listed keys in reverse first
     (children before their namespaces, for delete); that holds the whole listing in memory."""
     if selection.batch < 1:
-        raise ValueError("--batch must be at least 1")
+        raise InputError("--batch must be at least 1")
     if selection.input_file is not None:
         yield from _file_batches(api, selection)
         return
@@ -223,12 +224,12 @@ def _opened(selection: Selection) -> Iterator[TextIO]:
     path = selection.input_file
     assert path is not None
     if not path.exists():
-        raise ValueError(f"--input {path}: no such file")
+        raise InputError(f"--input {path}: no such file")
     try:
         with path.open() as lines:
             yield lines
     except UnicodeDecodeError as e:
-        raise ValueError(f"--input {path}: not UTF-8 text ({e})") from None
+        raise InputError(f"--input {path}: not UTF-8 text ({e})") from None
 
 
 def _csv_keys(lines: Iterable[str], selection: Selection) -> Iterator[ContentKey]:
@@ -239,13 +240,13 @@ def _csv_keys(lines: Iterable[str], selection: Selection) -> Iterator[ContentKey
         text = line.rstrip("\n")
         try:
             yield ContentKey(tuple(text.split(separator))) if separator else ContentKey.from_path_string(text)
-        except ValueError as e:
-            raise ValueError(f"--input {selection.input_file} line {number}: {e}") from None
+        except InputError as e:
+            raise InputError(f"--input {selection.input_file} line {number}: {e}") from None
 
 
 def _content_info(selection: Selection) -> list[tuple[str, ContentKey]]:
     if selection.input_format != "CONTENT_INFO_JSON":
-        raise ValueError("--format must be CSV_KEYS or CONTENT_INFO_JSON")
+        raise InputError("--format must be CSV_KEYS or CONTENT_INFO_JSON")
     with _opened(selection) as lines:
         text = lines.read()
     return content_info_entries(text, f"--input {selection.input_file}", selection.ref)
@@ -276,26 +277,26 @@ def content_info_entries(text: str, source: str, ref: str | None = None) -> list
     try:
         doc = json.loads(text)
     except ValueError as e:
-        raise ValueError(f"{source}: not JSON ({e})") from None
+        raise InputError(f"{source}: not JSON ({e})") from None
     if not isinstance(doc, list):
-        raise ValueError(f"{source}: input data should be a JSON array of 'ContentInfoEntry' objects")
+        raise InputError(f"{source}: input data should be a JSON array of 'ContentInfoEntry' objects")
     entries = []
     for entry in doc:
         try:
             elements = entry["key"]["elements"]
             reference = ref or entry["reference"]
         except (KeyError, TypeError, IndexError):
-            raise ValueError(
+            raise InputError(
                 f"{source}: every entry needs key.elements and reference, got {entry!r}"
             ) from None
         if not isinstance(elements, list) or not all(isinstance(e, str) for e in elements):
-            raise ValueError(f"{source}: key.elements must be a list of strings, got {elements!r}")
+            raise InputError(f"{source}: key.elements must be a list of strings, got {elements!r}")
         if not isinstance(reference, str) or not reference:
-            raise ValueError(f"{source}: reference must be a reference name, got {reference!r}")
+            raise InputError(f"{source}: reference must be a reference name, got {reference!r}")
         try:
             entries.append((reference, ContentKey(tuple(elements))))
-        except ValueError as e:
-            raise ValueError(f"{source}: {e}") from None
+        except InputError as e:
+            raise InputError(f"{source}: {e}") from None
     return entries
 
 
@@ -354,12 +355,12 @@ def copy(
     progress: Progress | None = None,
 ) -> None:
     if copies < 1:
-        raise ValueError("--num-copies must be positive")
+        raise InputError("--num-copies must be positive")
     target = _branch(api, ref)
     read = api.get_contents(target, [source])
     content = read.contents.get(source)
     if content is None:
-        raise ValueError(f"Key '{source}' not found on {target.name}")
+        raise InputError(f"Key '{source}' not found on {target.name}")
     head = read.hash
     for i in range(copies):
         key = ContentKey(tuple(_format(p, i) for p in patterns))

@@ -33,6 +33,8 @@ from loadgen.runs.events import OK, RETRY_TIMEOUT, Event, EventWriter
 from loadgen.targets.connect import connect
 from loadgen.targets.policy import apply_policy
 from loadgen.targets.target import Target, TargetConnection
+from persist_spi.columns import columns
+from persist_spi.errors import InputError, LochkitError
 from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.content import ContentKey, IcebergTable
 from persist_spi.versionstore.errors import ReferenceConflictError, ReferenceRetryFailureError
@@ -48,7 +50,7 @@ MAX_ERRORS_IN_A_ROW: Final = 20
 START_TIMEOUT_S: Final = 180.0
 
 
-class ExperimentError(Exception):
+class ExperimentError(LochkitError):
     """The experiment could not run; the message says why and what to do."""
 
 
@@ -63,11 +65,11 @@ class AsymmetricOptions:
 
     def validate(self) -> None:
         if self.duration_s <= 0:
-            raise ValueError("--duration must be greater than zero")
+            raise InputError("--duration must be greater than zero")
         if not self.puts:
-            raise ValueError("--writers needs at least one writer")
+            raise InputError("--writers needs at least one writer")
         if any(p < 1 for p in self.puts):
-            raise ValueError("--writers: every writer puts at least 1 key per commit")
+            raise InputError("--writers: every writer puts at least 1 key per commit")
 
 
 @dataclass
@@ -364,31 +366,27 @@ def render(result: ExperimentResult, heading: str, out: Callable[[str], None]) -
 
 def render_rows(rows: Sequence[Mapping[str, Any]], heading: str, out: Callable[[str], None]) -> None:
     """Rows of :func:`writer_row`'s fields (lochkit's, or Nessie's side's) as a table."""
-    columns = (
-        ("writer", "writer", "<"),
-        ("puts", "puts_per_commit", ">"),
-        ("commits", "commits", ">"),
-        ("commits/s", "commits_per_s", ">"),
-        ("share", "share", ">"),
+    # (title, field, right-aligned)
+    table = (
+        ("writer", "writer", False),
+        ("puts", "puts_per_commit", True),
+        ("commits", "commits", True),
+        ("commits/s", "commits_per_s", True),
+        ("share", "share", True),
         # Attempts per commit and commit latency each have a p99 and a max: every title says which.
-        ("attempts mean", "attempts_mean", ">"),
-        ("attempts p99", "attempts_p99", ">"),
-        ("attempts max", "attempts_max", ">"),
-        ("timeouts", "timeouts", ">"),
-        ("latency p50 ms", "p50_ms", ">"),
-        ("latency p99 ms", "p99_ms", ">"),
-        ("latency max ms", "max_ms", ">"),
+        ("attempts mean", "attempts_mean", True),
+        ("attempts p99", "attempts_p99", True),
+        ("attempts max", "attempts_max", True),
+        ("timeouts", "timeouts", True),
+        ("latency p50 ms", "p50_ms", True),
+        ("latency p99 ms", "p99_ms", True),
+        ("latency max ms", "max_ms", True),
     )
-    cells = [[_cell(row.get(field, ""), field) for _, field, _ in columns] for row in rows]
-    widths = [max(len(title), *(len(c[i]) for c in cells)) for i, (title, _, _) in enumerate(columns)]
+    cells = [[_cell(row.get(field, ""), field) for _, field, _ in table] for row in rows]
     out(heading)
-    out("  ".join(f"{title:{align}{w}}" for (title, _, align), w in zip(columns, widths, strict=True)))
-    for row_cells in cells:
-        out(
-            "  ".join(
-                f"{c:{align}{w}}" for c, (_, _, align), w in zip(row_cells, columns, widths, strict=True)
-            )
-        )
+    right = [i for i, (_, _, right_aligned) in enumerate(table) if right_aligned]
+    for line in columns([title for title, _, _ in table], cells, right_aligned=right):
+        out(line)
 
 
 def _cell(value: Any, field: str) -> str:

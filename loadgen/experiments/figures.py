@@ -25,8 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from conformance import snippets
 from loadgen.experiments.asymmetric import AsymmetricOptions, ExperimentResult, prepare, run
-from lochkit import snippets
 from persist_spi.versionstore.policies import POLICY_NAMES
 
 BACKENDS = ("inmemory", "rocksdb", "postgres", "mongodb", "cassandra", "dynamodb")
@@ -41,7 +41,7 @@ def _target_args(backend: str) -> argparse.Namespace:
 def measure(
     backends: Sequence[str], policies: Sequence[str], duration_s: float, eight: int
 ) -> list[dict[str, Any]]:
-    from lochkit.targets import open_target
+    from loadgen.targets.opening import open_target
 
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="lochkit-figures-") as scratch:

@@ -11,13 +11,14 @@ from typing import Any
 
 from loadgen.nessie_jvm import NESSIE_BACKENDS, build, nessie_address, run_writers
 from loadgen.targets.target import Target
-from persist_spi.ownership import new_scratch_id
+from persist_spi.errors import InputError
+from persist_spi.logic.ownership import new_scratch_id
 
 #: JIT warm-up of Nessie's JVM before its writers are measured (lochkit's side needs none).
 WARMUP_SECONDS = 5.0
 
 
-class NessieSideUnavailable(ValueError):
+class NessieSideUnavailable(InputError):
     """The target has no Nessie counterpart to run (a usage error)."""
 
 

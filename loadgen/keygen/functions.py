@@ -9,6 +9,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Final
 
+from persist_spi.errors import InputError
 from persist_spi.versionstore.content import MAX_KEY_LENGTH
 
 #: A function instance: draws from the shared random generator and returns its text.
@@ -30,7 +31,7 @@ def _uuid() -> Func:
 
 def _int(bound: int) -> Func:
     if bound <= 0:
-        raise ValueError("Bound for random must be positive")
+        raise InputError("Bound for random must be positive")
 
     def apply(rng: random.Random) -> str:
         return str((rng.getrandbits(64) & _LONG_MAX) % bound)
@@ -41,7 +42,7 @@ def _int(bound: int) -> Func:
 def _string(length: int) -> Func:
     # No content key holds more (Nessie's generator has no bound; a huge length only exhausts memory).
     if not 0 <= length <= MAX_KEY_LENGTH:
-        raise ValueError(f"string's length must be between 0 and {MAX_KEY_LENGTH} (a content key's most)")
+        raise InputError(f"string's length must be between 0 and {MAX_KEY_LENGTH} (a content key's most)")
 
     def apply(rng: random.Random) -> str:
         return "".join(rng.choice(_STRING_CHARS) for _ in range(length))
@@ -96,7 +97,7 @@ def _int_param(params: deque[str], what: str) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise ValueError(f"{what} must be an integer, got '{raw}'") from None
+        raise InputError(f"{what} must be an integer, got '{raw}'") from None
 
 
 def _float_param(params: deque[str], what: str) -> float:
@@ -104,12 +105,12 @@ def _float_param(params: deque[str], what: str) -> float:
     try:
         return float(raw)
     except ValueError:
-        raise ValueError(f"{what} must be a number, got '{raw}'") from None
+        raise InputError(f"{what} must be a number, got '{raw}'") from None
 
 
 def _take(params: deque[str], what: str) -> str:
     if not params:
-        raise ValueError(f"missing argument: {what}")
+        raise InputError(f"missing argument: {what}")
     return params.popleft()
 
 
@@ -134,4 +135,4 @@ def resolve(name: str, params: deque[str]) -> Func:
     if key == "prob":
         probability = _float_param(params, "prob's probability")
         return _prob(probability, _func_param(params))
-    raise ValueError(f"Unknown function '{name}' (known: uuid, int, string, seq, every, prob)")
+    raise InputError(f"Unknown function '{name}' (known: uuid, int, string, seq, every, prob)")

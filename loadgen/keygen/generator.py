@@ -6,9 +6,10 @@ import random
 from collections import deque
 
 from loadgen.keygen.functions import Func, resolve
+from persist_spi.errors import InputError
 
 
-class KeyPatternError(ValueError):
+class KeyPatternError(InputError):
     """A pattern that does not parse; the message names the pattern and the column."""
 
 
@@ -48,7 +49,7 @@ def _parse(pattern: str) -> list[Func]:
             name, *args = [p.strip() for p in declaration.split(",")]
             try:
                 parts.append(resolve(name, deque(args)))
-            except ValueError as e:
+            except InputError as e:
                 raise error(column, f"failure parsing function declaration: {e}") from None
             state = "literal"
         else:

@@ -14,8 +14,10 @@ import pyarrow.parquet as pq
 #: Rows buffered before a row group is written.
 ROW_GROUP_ROWS: Final = 10_000
 
+# The fields as a tuple: pyarrow's type stubs read a list of fields of different Arrow types as a
+# list of plain objects.
 EVENT_SCHEMA: Final = pa.schema(
-    [
+    (
         pa.field("start", pa.timestamp("ns", tz="UTC"), nullable=False),
         pa.field("duration_ns", pa.int64(), nullable=False),
         pa.field("worker", pa.string(), nullable=False),
@@ -26,7 +28,7 @@ EVENT_SCHEMA: Final = pa.schema(
         pa.field("error_kind", pa.string(), nullable=True),
         pa.field("ref", pa.string(), nullable=True),
         pa.field("commit_hash", pa.string(), nullable=True),
-    ],
+    ),
     metadata={"lochkit.events.schema_version": "1"},
 )
 

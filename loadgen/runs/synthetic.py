@@ -68,12 +68,12 @@ def _events(shape: RunShape, rng: np.random.Generator) -> pa.Table:
     return pa.table(
         {
             "start": pa.array(start, pa.timestamp("ns", tz="UTC")),
-            "duration_ns": duration,
+            "duration_ns": pa.array(duration),
             "worker": pa.array(workers[worker_ix]).dictionary_encode().cast(pa.string()),
-            "action": np.where(is_commit, COMMIT, READ),
-            "puts": puts,
-            "attempts": attempts,
-            "outcome": outcome,
+            "action": pa.array(np.where(is_commit, COMMIT, READ)),
+            "puts": pa.array(puts),
+            "attempts": pa.array(attempts),
+            "outcome": pa.array(outcome),
             "error_kind": error_kind,
             "ref": pa.array(np.full(n, "main"), pa.string()),
             "commit_hash": pa.nulls(n, pa.string()),

@@ -3,7 +3,7 @@
 Each scenario is a module with its options (``add_arguments``, ``options``), an optional ``setup``
 run once before the users start (on the master in distributed mode), and its locust users. They
 drive a :class:`~loadgen.targets.Target`, so the same scenario runs in-process over any backend
-and against a Nessie server. ``lochkit scenario NAME`` starts them (``lochkit/locustfile.py``).
+and against a Nessie server. ``lochkit scenario NAME`` starts them (``loadgen/scenarios/locustfile.py``).
 """
 
 from __future__ import annotations

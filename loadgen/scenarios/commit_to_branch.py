@@ -32,6 +32,7 @@ from locust import task
 
 from loadgen.scenarios.run import measure
 from loadgen.scenarios.users import NessieUser
+from persist_spi.errors import InputError
 from persist_spi.ids import ObjId
 from persist_spi.versionstore.content import ContentKey, IcebergTable
 from persist_spi.versionstore.errors import ReferenceAlreadyExistsError
@@ -85,7 +86,7 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
 def options(args: argparse.Namespace) -> CommitToBranchOptions:
     epoch = int(time.time() * 1000)
     if args.sim_tables < 1:
-        raise ValueError("--sim-tables must be at least 1")
+        raise InputError("--sim-tables must be at least 1")
     return CommitToBranchOptions(
         branch=args.sim_branch or f"commits-{epoch}",
         mode=args.sim_mode,

@@ -12,6 +12,7 @@ from locust import task
 
 from loadgen.scenarios.run import measure
 from loadgen.scenarios.users import NessieUser
+from persist_spi.errors import InputError
 from persist_spi.versionstore.refs import branch
 
 
@@ -29,7 +30,7 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
 
 def options(args: argparse.Namespace) -> CreateManyBranchesOptions:
     if args.sim_branches < 1:
-        raise ValueError("--sim-branches must be at least 1")
+        raise InputError("--sim-branches must be at least 1")
     return CreateManyBranchesOptions(args.sim_branches, args.sim_rate)
 
 

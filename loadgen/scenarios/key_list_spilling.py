@@ -18,6 +18,7 @@ from locust import task
 
 from loadgen.scenarios.run import ScenarioRun, measure
 from loadgen.scenarios.users import NessieUser
+from persist_spi.errors import InputError
 from persist_spi.ids import ObjId
 from persist_spi.versionstore.content import ContentKey, IcebergTable
 from persist_spi.versionstore.errors import ReferenceNotFoundError
@@ -56,7 +57,7 @@ def options(args: argparse.Namespace) -> KeyListSpillingOptions:
         args.sim_puts_per_test_commit,
     )
     if min(values) < 1:
-        raise ValueError("key-list-spilling: every --sim-*-count and --sim-puts-* must be at least 1")
+        raise InputError("key-list-spilling: every --sim-*-count and --sim-puts-* must be at least 1")
     return KeyListSpillingOptions(*values)
 
 

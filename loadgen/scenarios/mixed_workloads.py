@@ -29,6 +29,7 @@ from locust import task
 
 from loadgen.scenarios.run import ScenarioRun, measure
 from loadgen.scenarios.users import NessieUser
+from persist_spi.errors import InputError
 from persist_spi.versionstore.content import ContentKey, IcebergTable, Namespace
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Put
@@ -102,9 +103,9 @@ def options(args: argparse.Namespace) -> MixedOptions:
         ui_users=(args.sim_ui_users_users, args.sim_ui_users_rate),
     )
     if min(o.total_tables, o.active_tables, o.tables_per_commit, o.read_num_tables, o.num_branches) < 1:
-        raise ValueError("mixed-workloads: tables, branches and batch sizes must be at least 1")
+        raise InputError("mixed-workloads: tables, branches and batch sizes must be at least 1")
     if o.active_tables > o.total_tables or o.read_num_tables > o.active_tables:
-        raise ValueError("mixed-workloads: need read-num-tables <= active-tables <= total-tables")
+        raise InputError("mixed-workloads: need read-num-tables <= active-tables <= total-tables")
     return o
 
 

@@ -3,7 +3,7 @@
 
 Two kinds: ``lochkit`` (the version store in-process, over any backend: :mod:`.in_process`) and
 ``nessie`` (any Nessie server through its REST API v2: :mod:`.nessie_rest`). Obtaining the database
-or server (provisioning) is the CLI's job (``lochkit/targets.py``); a target only wraps what it is
+or server (provisioning) is the CLI's job (``loadgen/targets/opening.py``); a target only wraps what it is
 handed and releases it on :meth:`Target.close`.
 """
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from loadgen.targets.target import Target
+from persist_spi.errors import InputError
 from persist_spi.ids import ObjId
 from persist_spi.versionstore.api import Validator, VersionStoreApi
 from persist_spi.versionstore.meta import CommitMeta
@@ -85,13 +86,13 @@ def apply_policy(target: Target, name: str | None) -> str:
     if name is None:
         name = default_policy(target)
     if name not in POLICY_NAMES:
-        raise ValueError(f"--policy {name}: unknown; choose one of {', '.join(POLICY_NAMES)}")
+        raise InputError(f"--policy {name}: unknown; choose one of {', '.join(POLICY_NAMES)}")
     if isinstance(target.api, VersionStore):
         target.api.policy = commit_policy(name)
         return name
     problem = rest_policy_problem(name)
     if problem is not None:
-        raise ValueError(problem)
+        raise InputError(problem)
     if name == "coordinated":
         target.api = ClientCoordinated(target.api)
     return name

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         limit = "none" if caps.hard_object_size_limit is None else f"{caps.hard_object_size_limit} bytes"
         print(
             f"{'':<24} object size limit: {limit}; multi-process: {caps.multi_process}; "
-            f"durable: {caps.durable}; scan: {caps.scan}"
+            f"durable: {caps.durable}"
         )
         for capability in caps.missing():
             why = caps.capability_reasons.get(capability, "no reason declared")

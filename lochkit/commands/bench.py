@@ -36,12 +36,12 @@ def own_parser() -> argparse.ArgumentParser:
 
 
 def run_raw(argv: Sequence[str]) -> int:
+    from conformance import snippets
     from loadgen.commit_bench import validate
     from loadgen.nessie_jvm import NessieSideError
-    from lochkit import snippets
-    from lochkit.usage import UNAVAILABLE, unavailable_errors
-    from persist_spi.errors import LochkitError
-    from persist_spi.ownership import ExistingDataRefused
+    from persist_spi.errors import LochkitError, Unreachable
+    from persist_spi.exit_codes import UNAVAILABLE
+    from persist_spi.logic.ownership import ExistingDataRefused
     from persist_spi.registry import UnknownBackend, backend_factory
 
     parser = own_parser()
@@ -63,7 +63,7 @@ def run_raw(argv: Sequence[str]) -> int:
     except ExistingDataRefused as e:
         print(f"lochkit bench: {e}", file=sys.stderr)
         return 2
-    except unavailable_errors() as e:
+    except Unreachable as e:
         print(f"lochkit bench: {e}", file=sys.stderr)
         return UNAVAILABLE
     except (LochkitError, NessieSideError) as e:
@@ -77,9 +77,9 @@ def _opened(
 ) -> Iterator[tuple[BackendAdapter, str | None]]:
     """The backend's adapter (tables set up) and its URL, provisioning a server if needed; the
     server is stopped and the adapter closed on exit."""
-    from conformance.provisioning import provision
-    from persist_spi.ownership import guard_database
+    from persist_spi.logic.ownership import guard_database
     from persist_spi.registry import backend_factory
+    from provisioning.registry import provision
 
     factory = backend_factory(name)
     urls = {name: args.url} if args.url else {}
@@ -195,7 +195,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _write_snippet(args: argparse.Namespace, text: str, source: str) -> None:
-    from lochkit import snippets
+    from conformance import snippets
 
     snippets.write(args.markdown_out, text, args.command_line, source=source)
 

@@ -1,4 +1,4 @@
-"""``lochkit check``: is a live repository consistent? (reliability.consistency does the work)."""
+"""``lochkit check``: is a live repository consistent? (persist_spi.check.consistency does the work)."""
 
 from __future__ import annotations
 
@@ -46,10 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
-    from lochkit.usage import UNAVAILABLE, unavailable_errors, url_problem
-    from persist_spi.errors import BackendSchemaMismatch, BackendStoreMissing, LochkitError
-    from persist_spi.registry import UnknownBackend, backend_factory
-    from reliability.findings import ExitCode
+    from persist_spi.check.findings import ExitCode
+    from persist_spi.errors import BackendSchemaMismatch, BackendStoreMissing, LochkitError, Unreachable
+    from persist_spi.exit_codes import UNAVAILABLE
+    from persist_spi.registry import UnknownBackend, backend_factory, url_problem
 
     problem = url_problem(args.backend, args.url)
     if args.max_commits is not None and args.max_commits < 1:
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         print(f"lochkit check: {e}", file=sys.stderr)
         print("lochkit check: no repository to check: no lochkit store there, or one of another version")
         return ExitCode.NO_REPOSITORY
-    except unavailable_errors() as e:
+    except Unreachable as e:
         print(f"lochkit check: {e}", file=sys.stderr)
         return UNAVAILABLE
     except (UnknownBackend, LochkitError) as e:
@@ -84,11 +84,11 @@ def _check(args: argparse.Namespace, adapter: BackendAdapter) -> int:
 
     from lochkit.read_progress import read_progress
     from persist_spi.adapter_persist import AdapterPersist
+    from persist_spi.check.consistency import RepositoryChecker
+    from persist_spi.check.findings import ExitCode
     from persist_spi.config import StoreConfig
     from persist_spi.errors import LochkitError
-    from reliability.check_parquet import write_parquet
-    from reliability.consistency import RepositoryChecker
-    from reliability.findings import ExitCode
+    from reports.check_parquet import write_parquet
 
     checked_at = datetime.datetime.now(datetime.UTC)
     with read_progress(
@@ -130,6 +130,6 @@ def _url(backend: str, url: str | None) -> str | None:
     """Without ``--url``, RocksDB is read where the load commands keep it."""
     if url or backend != "rocksdb":
         return url
-    from lochkit.targets import DATA_ROOT
+    from loadgen.targets.opening import DATA_ROOT
 
     return str(DATA_ROOT / backend)

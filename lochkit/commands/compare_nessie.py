@@ -45,15 +45,15 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from conformance.differential.observe import Divergence
     from conformance.differential.runner import format_report, run_differential
     from conformance.differential.sides import lochkit_side, nessie_side
-    from conformance.provisioning import ProvisioningFailed
-    from lochkit.usage import UNAVAILABLE
     from nessie_client import NessieRestClient, NessieUnreachable
+    from persist_spi.exit_codes import UNAVAILABLE
+    from provisioning.base import ProvisioningFailed
 
     stop = None
     uri = args.uri
     try:
         if uri is None:
-            from conformance.servers.nessie import PROVISIONER
+            from provisioning.servers.nessie import PROVISIONER
 
             print("starting a Nessie server (first use downloads the 245 MB runner jar)...", flush=True)
             provisioned = PROVISIONER.local_process(

@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from lochkit import snippets
+from conformance import snippets
 from lochkit.usage import suite_target
 
 NAME = "conformance"
@@ -98,7 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from conformance.suite_targets import parse_target
-    from lochkit.usage import url_problem
+    from persist_spi.registry import url_problem
 
     if args.self_check:
         return _self_check(args)

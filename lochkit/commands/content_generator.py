@@ -1,5 +1,5 @@
 """``lochkit content-generator SUBCOMMAND``: Nessie's ``nessie-content-generator``, against a lochkit
-backend in-process or any Nessie server (see ``lochkit/targets.py`` for choosing one).
+backend in-process or any Nessie server (see ``loadgen/targets/opening.py`` for choosing one).
 
 Exit codes: 0 done, 1 an error was recorded (a failed commit, an unknown reference), 2 a usage error
 (a bad option or key pattern), 5 the target cannot be reached or opened (a server that does not
@@ -12,11 +12,12 @@ import argparse
 import getpass
 import os
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from persist_spi.errors import InputError, UsageError
 
 NAME = "content-generator"
 HELP = "Nessie's content generator: generate commits, read and maintain content (see --help)"
@@ -54,7 +55,7 @@ def _default_author() -> str | None:
 
 
 def _common(parser: argparse.ArgumentParser, *, writes_test_data: bool = False) -> None:
-    from lochkit.targets import add_target_arguments
+    from loadgen.targets.opening import add_target_arguments
 
     add_target_arguments(parser, writes_test_data=writes_test_data)
     parser.add_argument("-v", "--verbose", action="store_true", help="Produce verbose output (if possible)")
@@ -89,8 +90,8 @@ def _branch_option(parser: argparse.ArgumentParser | argparse._MutuallyExclusive
 
 
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
-    from lochkit.durations import FORMS
-    from lochkit.targets import add_policy_argument
+    from loadgen.durations import FORMS
+    from loadgen.targets.opening import add_policy_argument
 
     _common(parser, writes_test_data=True)
     _committing(parser)
@@ -297,12 +298,12 @@ def execute(subcommand: str, args: argparse.Namespace, command: str | None = Non
     """Run one subcommand; user mistakes and unreachable targets become one line and an exit code,
     starting with the command as the user typed it (``command``, e.g. ``lochkit generate``)."""
     command = command or f"lochkit content-generator {subcommand}"
-    from conformance.provisioning import ProvisioningFailed
-    from lochkit.targets import TargetError
-    from lochkit.usage import UNAVAILABLE, unavailable_errors
-    from persist_spi.errors import LochkitError
+    from loadgen.targets.opening import TargetError
+    from persist_spi.errors import LochkitError, Unreachable
+    from persist_spi.exit_codes import UNAVAILABLE
     from persist_spi.registry import UnknownBackend
     from persist_spi.versionstore.errors import ReferenceConflictError
+    from provisioning.base import ProvisioningFailed
 
     try:
         return _execute(subcommand, args)
@@ -311,10 +312,10 @@ def execute(subcommand: str, args: argparse.Namespace, command: str | None = Non
         # change) is both, and it is a failed commit, not a usage error.
         print(f"{command}: {e}", file=sys.stderr)
         return 1
-    except (ValueError, UnknownBackend) as e:
+    except (InputError, UnknownBackend) as e:
         print(f"{command}: {e}", file=sys.stderr)
         return USAGE_ERROR
-    except unavailable_errors() as e:
+    except Unreachable as e:
         print(f"{command}: {e}", file=sys.stderr)
         return UNAVAILABLE
     except (LochkitError, TargetError, ProvisioningFailed, OSError) as e:
@@ -335,8 +336,8 @@ def _err(line: str) -> None:
 
 def _execute(subcommand: str, args: argparse.Namespace) -> int:
     from loadgen.contentgen import maintenance as m
+    from loadgen.targets.opening import names_nessie_server, open_target
     from loadgen.targets.policy import apply_policy, rest_policy_problem
-    from lochkit.targets import names_nessie_server, open_target
     from persist_spi.versionstore.content import ContentKey
     from persist_spi.versionstore.sources import DEFAULT_SOURCES, seeded_sources
 
@@ -350,11 +351,11 @@ def _execute(subcommand: str, args: argparse.Namespace) -> int:
         # Refused before a Nessie server is started or reached, as apply_policy would refuse it after.
         problem = rest_policy_problem(args.policy) if names_nessie_server(args) else None
         if problem is not None:
-            raise ValueError(problem)
+            raise UsageError(problem)
         sources = seeded_sources(args.seed) if args.seed is not None else DEFAULT_SOURCES
         with open_target(args, purpose="load", sources=sources) as target:
             if getattr(args, "inventory", False) and target.kind != "lochkit":
-                raise ValueError("--inventory needs a lochkit backend (--backend NAME), not a Nessie server")
+                raise UsageError("--inventory needs a lochkit backend (--backend NAME), not a Nessie server")
             args.policy = apply_policy(target, args.policy)  # the run directory records the one applied
             seed = Seed(options.draws_seed, drawn=args.seed is None)
             return _recorded(subcommand, args, target, _generate_body(args, options), seed)
@@ -380,19 +381,19 @@ def check_usage(subcommand: str, args: argparse.Namespace) -> None:
 
     if subcommand in ("content-refresh", "delete"):
         if args.input is not None and args.format is None:
-            raise ValueError("--input needs --format CSV_KEYS or CONTENT_INFO_JSON")
+            raise UsageError("--input needs --format CSV_KEYS or CONTENT_INFO_JSON")
         if args.input is not None and (args.key or args.all):
-            raise ValueError("--input cannot be combined with --key or --all")
+            raise UsageError("--input cannot be combined with --key or --all")
         if args.input is not None and not args.input.is_file():
-            raise ValueError(f"--input {args.input}: no such file; give the path of a {args.format} file")
+            raise UsageError(f"--input {args.input}: no such file; give the path of a {args.format} file")
         if args.input is not None:
             check_input(_selection(args))
         if args.recursive and not args.key:
-            raise ValueError("--recursive needs --key")
+            raise UsageError("--recursive needs --key")
         if args.batch < 1:
-            raise ValueError("--batch must be at least 1")
+            raise UsageError("--batch must be at least 1")
     if subcommand == "copy" and args.num_copies < 1:
-        raise ValueError("--num-copies must be positive")
+        raise UsageError("--num-copies must be positive")
 
 
 def _selection(args: argparse.Namespace) -> Any:
@@ -412,7 +413,7 @@ def _selection(args: argparse.Namespace) -> Any:
 
 def _generate_options(args: argparse.Namespace, drawn_seed: int | None) -> Any:
     from loadgen.contentgen.generate import GenerateOptions
-    from lochkit.durations import parse_duration
+    from loadgen.durations import parse_duration
 
     return GenerateOptions(
         num_commits=args.num_commits,
@@ -481,53 +482,24 @@ def _bulk_body(subcommand: str, args: argparse.Namespace) -> Any:
 def _recorded(
     subcommand: str, args: argparse.Namespace, target: Any, body: Any, seed: Seed | None = None
 ) -> int:
-    """Run a load-writing subcommand inside a run directory, then print the summary: also when the
-    run fails or is interrupted, so what it did before is never lost (run.json's totals then carry
-    the error too); the exception then goes on to :func:`execute` for its one-line message."""
-    from loadgen.contentgen.generate import COMMIT
-    from loadgen.contentgen.recording import Recorder
-    from loadgen.contentgen.summary import render, totals
-    from loadgen.runs import RunDirectory, default_run_dir
-    from loadgen.runs.run_dir import command_line
+    """Run a load-writing subcommand inside a run directory (see
+    :func:`loadgen.contentgen.recorded_run.recorded_run`), then write its inventory if asked."""
+    from loadgen.contentgen.recorded_run import recorded_run
+    from loadgen.runs import default_run_dir
 
     parameters = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "func"}
     path = args.out or default_run_dir(subcommand)
-
-    def summary(doc: dict[str, Any]) -> str:
-        return render(
-            doc,
-            target,
-            str(path),
-            COMMIT,
-            seed=seed.value if seed else None,
-            seed_drawn=bool(seed and seed.drawn),
-        )
-
-    with RunDirectory(
-        path,
+    code = recorded_run(
         subcommand,
-        command_line(),
-        target.facts(),
-        parameters,
-        seed.value if seed else None,
-        info={"seed_drawn": seed.drawn} if seed else {},
-    ) as run_dir:
-        recorder = Recorder(run_dir.events)
-        started = time.perf_counter()
-        try:
-            code = body(target.api, recorder)
-        except BaseException as e:
-            doc = totals(recorder, target, time.perf_counter() - started, COMMIT)
-            doc["error"] = f"{type(e).__name__}: {e}"
-            run_dir.finish("interrupted" if isinstance(e, KeyboardInterrupt) else "failed", doc)
-            if recorder.calls():  # a run that did nothing has nothing to sum up
-                print(summary(doc), file=sys.stderr)
-            raise
-        doc = totals(recorder, target, time.perf_counter() - started, COMMIT)
-        run_dir.finish("ok" if code == 0 else "failed", doc)
-    print(summary(doc), file=sys.stderr)
+        target=target,
+        body=body,
+        path=Path(path),
+        parameters=parameters,
+        seed=seed.value if seed else None,
+        seed_drawn=bool(seed and seed.drawn),
+    )
     if getattr(args, "inventory", False):
         from reports.inventory import write_inventory
 
         print(write_inventory(target.api.persist, Path(path) / "inventory", source=target.facts()).describe())
-    return int(code)
+    return code

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from persist_spi.errors import InputError, UsageError
+
 NAME = "experiment"
 HELP = "experiments that print a table: 'asymmetric' (writers with different commit sizes on one branch)"
 DESCRIPTION = (
@@ -28,8 +30,8 @@ USAGE_ERROR = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from lochkit.durations import FORMS
-    from lochkit.targets import add_target_arguments
+    from loadgen.durations import FORMS
+    from loadgen.targets.opening import add_target_arguments
     from persist_spi.versionstore.policies import POLICY_NAMES
 
     sub = parser.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
@@ -101,27 +103,27 @@ def parse_writers(text: str) -> tuple[int, ...]:
             else:
                 puts.append(int(item))
         except ValueError:
-            raise ValueError(
+            raise UsageError(
                 f"--writers '{text}': '{item}' is not a number of puts (or COUNTxPUTS)"
             ) from None
     return tuple(puts)
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
-    from conformance.provisioning import ProvisioningFailed
     from loadgen.experiments.asymmetric import ExperimentError
     from loadgen.nessie_jvm import NessieSideError
-    from lochkit.targets import TargetError
-    from lochkit.usage import UNAVAILABLE, unavailable_errors
-    from persist_spi.errors import LochkitError
+    from loadgen.targets.opening import TargetError
+    from persist_spi.errors import LochkitError, Unreachable
+    from persist_spi.exit_codes import UNAVAILABLE
     from persist_spi.registry import UnknownBackend
+    from provisioning.base import ProvisioningFailed
 
     try:
         return _asymmetric(args)
-    except (ValueError, UnknownBackend) as e:
+    except (InputError, UnknownBackend) as e:
         print(f"lochkit experiment {args.experiment}: {e}", file=sys.stderr)
         return USAGE_ERROR
-    except unavailable_errors() as e:
+    except Unreachable as e:
         print(f"lochkit experiment {args.experiment}: {e}", file=sys.stderr)
         return UNAVAILABLE
     except (
@@ -140,12 +142,12 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
 
 
 def _asymmetric(args: argparse.Namespace) -> int:
+    from loadgen.durations import parse_duration
     from loadgen.experiments import asymmetric as exp
     from loadgen.metrics import serve_metrics
     from loadgen.runs import RunDirectory, default_run_dir
     from loadgen.runs.run_dir import command_line
-    from lochkit.durations import parse_duration
-    from lochkit.targets import check_target_arguments, open_target
+    from loadgen.targets.opening import check_target_arguments, open_target
 
     options = exp.AsymmetricOptions(
         duration_s=parse_duration(args.duration),
@@ -159,9 +161,9 @@ def _asymmetric(args: argparse.Namespace) -> int:
 
         check_target("nessie" if args.nessie_uri or args.backend == "nessie" else "lochkit", args.backend)
     if args.repeat < 1:
-        raise ValueError("--repeat must be at least 1")
+        raise UsageError("--repeat must be at least 1")
     if args.json is not None and not args.json.resolve().parent.is_dir():
-        raise ValueError(f"--json {args.json}: its directory does not exist")
+        raise UsageError(f"--json {args.json}: its directory does not exist")
     check_target_arguments(args)  # before a server starts or a run directory is made
     metrics = (
         serve_metrics(args.metrics_port, multiprocess=options.processes)

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from conformance.provisioning import Provisioned
     from persist_spi.adapter import BackendAdapter
+    from provisioning.base import Provisioned
 
 NAME = "inventory"
 HELP = "write Parquet tables of a repository's objects, references and commits"
@@ -68,11 +68,12 @@ def _fail(message: str, code: int = 2) -> int:
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
-    from conformance.provisioning import ProvisioningFailed, provision
-    from lochkit.targets import DATA_ROOT, PERSISTENT_EMBEDDED
-    from lochkit.usage import UNAVAILABLE, unavailable_errors, url_problem
-    from persist_spi.errors import BackendStoreMissing, LochkitError
-    from persist_spi.registry import UnknownBackend, backend_factory
+    from loadgen.targets.opening import DATA_ROOT, PERSISTENT_EMBEDDED
+    from persist_spi.errors import BackendStoreMissing, LochkitError, Unreachable
+    from persist_spi.exit_codes import UNAVAILABLE
+    from persist_spi.registry import UnknownBackend, backend_factory, url_problem
+    from provisioning.base import ProvisioningFailed
+    from provisioning.registry import provision
 
     if passthrough:
         return _fail(f"unexpected arguments after '--': {' '.join(passthrough)}")
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
                 workdir=workdir,
             )
             adapter = factory.open_existing(provisioned.url)
-        except unavailable_errors() as e:
+        except Unreachable as e:
             return _fail(str(e), UNAVAILABLE)
         except BackendStoreMissing as e:
             return _fail(f"no repository to inventory: {e}")
@@ -121,14 +122,14 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
 
 
 def _inventory(args: argparse.Namespace, adapter: BackendAdapter, provisioned: Provisioned) -> int:
-    from conformance.provisioning import redact
     from loadgen.runs.run_dir import default_run_dir
     from lochkit.read_progress import read_progress
-    from lochkit.usage import UNAVAILABLE, unavailable_errors
     from persist_spi.adapter_persist import AdapterPersist
     from persist_spi.config import StoreConfig
-    from persist_spi.errors import LochkitError
+    from persist_spi.errors import LochkitError, Unreachable
+    from persist_spi.exit_codes import UNAVAILABLE
     from persist_spi.logic.repository_logic import RepositoryLogic
+    from provisioning.base import redact
     from reports.inventory import write_inventory
 
     persist = AdapterPersist(adapter, StoreConfig(repository_id=args.repository))
@@ -145,7 +146,7 @@ def _inventory(args: argparse.Namespace, adapter: BackendAdapter, provisioned: P
         out = args.out or default_run_dir(args.backend, INVENTORIES_ROOT)
         with read_progress(persist, "lochkit inventory:") as counted:
             summary = write_inventory(counted, out, source=source)
-    except unavailable_errors() as e:
+    except Unreachable as e:
         return _fail(str(e), UNAVAILABLE)
     except (LochkitError, OSError) as e:
         return _fail(str(e), 1)

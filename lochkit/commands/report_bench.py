@@ -58,8 +58,8 @@ def _reset_peak(pid: int | str) -> None:
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
+    from conformance import snippets
     from loadgen.runs.synthetic import write_runs
-    from lochkit import snippets
     from reports.job import add_arguments as job_arguments
     from reports.job import build_report
     from reports.session import SparkUnavailable, spark_session

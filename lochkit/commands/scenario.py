@@ -1,6 +1,6 @@
 """``lochkit scenario NAME [options] [locust options]``: one of Nessie's perftest simulations on locust.
 
-Everything after NAME goes to locust with lochkit's locustfile (``lochkit/locustfile.py``): the
+Everything after NAME goes to locust with lochkit's locustfile (``loadgen/scenarios/locustfile.py``): the
 target options (``--backend``, ``--url``, ``--uri``...), the scenario's ``--sim-*`` options,
 ``--policy``, ``--out``, ``--metrics-port``, and any locust option (``--users``, ``-r``, ``-t``,
 ``--master``, ``--worker``, ``--json-file``...). ``-t`` takes lochkit's duration forms too; locust's
@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from persist_spi.errors import InputError, UsageError
+
 if TYPE_CHECKING:
     from loadgen.scenarios import Scenario
 
@@ -32,10 +34,14 @@ def locust_argv(name: str, rest: Sequence[str]) -> list[str]:
     from loadgen.scenarios import SCENARIOS
 
     if name not in SCENARIOS:
-        raise ValueError(f"unknown scenario '{name}'; scenarios: {', '.join(sorted(SCENARIOS))}")
-    import lochkit
+        raise UsageError(f"unknown scenario '{name}'; scenarios: {', '.join(sorted(SCENARIOS))}")
+    import importlib.util
 
-    locustfile = Path(lochkit.__file__).parent / "locustfile.py"
+    # Found, not imported: importing it would import locust, which monkey-patches this process.
+    spec = importlib.util.find_spec("loadgen.scenarios.locustfile")
+    assert spec is not None
+    assert spec.origin is not None
+    locustfile = Path(spec.origin)
     rest = list(rest)
     web = "--web" in rest
     if web:
@@ -57,7 +63,7 @@ def _run_time_for_locust(rest: Sequence[str]) -> list[str]:
     """``rest`` with the value of ``-t`` / ``--run-time`` in locust's spelling: a value in any of
     lochkit's duration forms (PT30S, 500ms, 2.5) becomes whole seconds, rounded up; one locust
     reads already is left as given. ValueError naming the forms for anything else."""
-    from lochkit.durations import parse_duration
+    from loadgen.durations import parse_duration
 
     def locust_value(option: str, value: str) -> str:
         if _LOCUST_RUN_TIME.fullmatch(value.strip()):
@@ -141,7 +147,7 @@ def run_raw(argv: Sequence[str]) -> int:
         rest = ["--users" if a == "-u" else a for a in rest]
     try:
         command = locust_argv(argv[0], rest)
-    except ValueError as e:
+    except InputError as e:
         print(f"lochkit scenario: {e}", file=sys.stderr)
         return 2
     if dry_run:
@@ -153,8 +159,8 @@ def run_raw(argv: Sequence[str]) -> int:
 
 def _print_help(name: str) -> None:
     """lochkit's options of the scenario (locust's own --help does not show a locustfile's)."""
-    from lochkit.durations import FORMS
-    from lochkit.locustfile import add_arguments
+    from loadgen.durations import FORMS
+    from loadgen.scenarios.locustfile import add_arguments
 
     parser = argparse.ArgumentParser(
         prog=f"lochkit scenario {name}",

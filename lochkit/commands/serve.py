@@ -24,7 +24,7 @@ DEFAULT_PORT: Final = 19120
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from lochkit.targets import add_policy_argument, add_target_arguments
+    from loadgen.targets.opening import add_policy_argument, add_target_arguments
 
     # No Nessie server options: serve opens a lochkit backend, and a Nessie server serves this API itself.
     add_target_arguments(parser, nessie=False)
@@ -34,12 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
-    from conformance.provisioning import ProvisioningFailed
+    from loadgen.targets.opening import NESSIE, TargetError, open_target
     from loadgen.targets.policy import apply_policy
-    from lochkit.targets import NESSIE, TargetError, open_target
-    from lochkit.usage import UNAVAILABLE, unavailable_errors
-    from persist_spi.errors import LochkitError
+    from persist_spi.errors import InputError, LochkitError, Unreachable
+    from persist_spi.exit_codes import UNAVAILABLE
     from persist_spi.registry import UnknownBackend
+    from provisioning.base import ProvisioningFailed
 
     problem = _check(args, NESSIE)
     if problem:
@@ -49,10 +49,10 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         with open_target(args, purpose="serve") as target:
             # The policy of the one store every client's commits go through.
             return _serve(args, target, apply_policy(target, args.policy))
-    except (ValueError, UnknownBackend) as e:
+    except (InputError, UnknownBackend) as e:
         print(f"lochkit serve: {e}", file=sys.stderr)
         return 2
-    except unavailable_errors() as e:
+    except Unreachable as e:
         print(f"lochkit serve: {e}", file=sys.stderr)
         return UNAVAILABLE
     except (LochkitError, TargetError, ProvisioningFailed, OSError) as e:
@@ -63,8 +63,8 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
 
 
 def _check(args: argparse.Namespace, nessie: str) -> str | None:
-    from lochkit.targets import check_target_arguments
-    from lochkit.usage import UsageError
+    from loadgen.targets.opening import check_target_arguments
+    from persist_spi.errors import UsageError
 
     if args.backend == nessie:
         return (

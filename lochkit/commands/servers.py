@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from conformance.provisioning import LocalServerStatus, Provisioned, ServerProvisioner
+    from provisioning.base import LocalServerStatus, Provisioned, ServerProvisioner
 
 NAME = "servers"
 HELP = "list, install or start a local database server (no Docker needed)"
@@ -39,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
-    from conformance.provisioning import ProvisioningFailed, provisioners
+    from provisioning.base import ProvisioningFailed
+    from provisioning.registry import provisioners
 
     known = provisioners()
     if args.action != "list" and not args.name:
@@ -78,7 +79,8 @@ def _status_lines(status: LocalServerStatus) -> list[str]:
 
 
 def _install(name: str) -> int:
-    from conformance.provisioning import ProvisioningFailed, install_local, provisioners
+    from provisioning.base import ProvisioningFailed
+    from provisioning.registry import install_local, provisioners
 
     status = provisioners()[name].local_status(name)
     if status.impossible:
@@ -91,8 +93,8 @@ def _start(name: str, show_secrets: bool) -> int:
     import signal
     import threading
 
-    from conformance.provisioning import start_local
-    from conformance.workdir import workdir
+    from provisioning.registry import start_local
+    from provisioning.workdir import workdir
 
     with workdir(name) as where:
         provisioned = start_local(name, where)
@@ -112,8 +114,8 @@ def _start(name: str, show_secrets: bool) -> int:
 
 
 def _started_lines(provisioned: Provisioned, where: Path, show_secrets: bool) -> list[str]:
-    from conformance.provisioning import redact
     from persist_spi.hints import url_env_var
+    from provisioning.base import redact
 
     url = provisioned.url or ""
     variable = url_env_var(provisioned.backend)

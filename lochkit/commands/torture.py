@@ -92,8 +92,8 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     import json
     from pathlib import Path
 
-    from lochkit import snippets
-    from persist_spi.ownership import ExistingDataRefused
+    from conformance import snippets
+    from persist_spi.logic.ownership import ExistingDataRefused
     from persist_spi.registry import UnknownBackend, backend_factory
     from reliability.campaign import PROFILES, guard_servers, run_campaign
     from reliability.figures import PARTS, markdown

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 
+from persist_spi.errors import InputError
 from persist_spi.ids import ObjId
 from persist_spi.indexes.elements import CommitOp, IndexElement
 from persist_spi.keys import StoreKey
@@ -87,7 +88,7 @@ class StoreIndex(ABC):
 
 def check_range(begin: StoreKey | None, end: StoreKey | None) -> None:
     if begin is not None and end is not None and begin > end:
-        raise ValueError(f"Range begin {begin!r} is after end {end!r}")
+        raise InputError(f"Range begin {begin!r} is after end {end!r}")
 
 
 def in_range_filter(

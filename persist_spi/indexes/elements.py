@@ -6,6 +6,7 @@ import enum
 import uuid
 from typing import NamedTuple
 
+from persist_spi.errors import CorruptData
 from persist_spi.ids import ObjId
 from persist_spi.indexes.varint import decode_varint, encode_varint, varint_size
 from persist_spi.keys import StoreKey
@@ -81,17 +82,17 @@ def serialized_op_size(op: CommitOp) -> int:
 
 def deserialize_op(buf: bytes, pos: int) -> tuple[CommitOp, int]:
     if pos >= len(buf):
-        raise ValueError(f"Index element is truncated (no action byte at offset {pos})")
+        raise CorruptData(f"Index element is truncated (no action byte at offset {pos})")
     try:
         action = _BY_BYTE[buf[pos]]
     except KeyError:
-        raise ValueError(f"Unknown index element action byte {buf[pos]:#04x} at offset {pos}") from None
+        raise CorruptData(f"Unknown index element action byte {buf[pos]:#04x} at offset {pos}") from None
     payload, pos = decode_varint(buf, pos + 1)
     length, pos = decode_varint(buf, pos)
     value = ObjId(buf[pos : pos + length]) if length else None
     pos += length
     raw_cid = buf[pos : pos + 16]
     if len(raw_cid) != 16:
-        raise ValueError("Index element is truncated (content id)")
+        raise CorruptData("Index element is truncated (content id)")
     content_id = None if raw_cid == _ZERO_UUID else uuid.UUID(bytes=raw_cid)
     return CommitOp(action, payload, value, content_id), pos + 16

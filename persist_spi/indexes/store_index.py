@@ -19,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from operator import itemgetter
 
+from persist_spi.errors import CorruptData, InputError
 from persist_spi.indexes.base import StoreIndex, Updater, check_range, in_range_filter
 from persist_spi.indexes.elements import (
     Action,
@@ -219,7 +220,7 @@ class StoreIndexImpl(StoreIndex):
         """Split into ``parts`` indexes of ``len // parts`` elements, the last taking the rest."""
         size = len(self._keys)
         if parts <= 0 or parts > size:
-            raise ValueError(f"Number of parts {parts} must be between 1 and the element count {size}")
+            raise InputError(f"Number of parts {parts} must be between 1 and the element count {size}")
         per_part = size // parts
         result = []
         for p in range(parts):
@@ -337,14 +338,14 @@ def index_from_elements(elements: list[IndexElement]) -> StoreIndexImpl:
 def deserialize_index(data: bytes) -> StoreIndexImpl:
     """Read version 1 or 2. Elements are read until the buffer ends (the v2 count is advisory)."""
     if not data:
-        raise ValueError("Serialized index is empty")
+        raise CorruptData("Serialized index is empty")
     version = data[0]
     if version == 2:
         _, pos = decode_varint(data, 1)
     elif version == 1:
         pos = 1
     else:
-        raise ValueError(f"Unsupported serialized index version {version}")
+        raise CorruptData(f"Unsupported serialized index version {version}")
     keys: list[StoreKey] = []
     ops: list[CommitOp] = []
     chunks: list[bytes | None] = []
@@ -362,7 +363,7 @@ def deserialize_index(data: bytes) -> StoreIndexImpl:
         # non-empty elements, so only the terminator is followed by another zero.
         stop = find(KEY_TERMINATOR, pos)
         if stop < 0:
-            raise ValueError(f"Serialized index is truncated in a key at offset {pos}")
+            raise CorruptData(f"Serialized index is truncated in a key at offset {pos}")
         current = prefix + data[pos : stop + 2]
         pos = stop + 2
         op, pos = deserialize_op(data, pos)

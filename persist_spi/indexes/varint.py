@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from persist_spi.errors import CorruptData
+
 
 def encode_varint(value: int) -> bytes:
     if value < 0:
@@ -33,9 +35,9 @@ def decode_varint(buf: bytes, pos: int) -> tuple[int, int]:
                 return value, pos
             shift += 7
             if shift > 35:
-                raise ValueError("varint is longer than 5 bytes")
+                raise CorruptData("varint is longer than 5 bytes")
     except IndexError:
-        raise ValueError(f"varint is truncated at offset {pos}") from None
+        raise CorruptData(f"varint is truncated at offset {pos}") from None
 
 
 def varint_size(value: int) -> int:

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from persist_spi.errors import RefAlreadyExists, RefConditionFailed, RefNotFound
+from persist_spi.errors import CorruptData, RefAlreadyExists, RefConditionFailed, RefNotFound
 from persist_spi.ids import ObjId
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
@@ -70,7 +70,7 @@ class LeaseState:
     @classmethod
     def decode(cls, pointer: bytes) -> LeaseState:
         if len(pointer) != _LAYOUT.size or pointer[:4] != MAGIC:
-            raise ValueError(
+            raise CorruptData(
                 f"Reference pointer {pointer.hex()} is not a lochkit commit-target lease "
                 f"(expected {_LAYOUT.size} bytes starting with {MAGIC!r})"
             )

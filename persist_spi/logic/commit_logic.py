@@ -9,52 +9,32 @@ parents, the commit type, timestamps and the index layout are not part of the id
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from persist_spi.errors import ObjNotFound, ObjTooLarge
-from persist_spi.hashing import ObjIdHasher
+from persist_spi.clock import DEFAULT_CLOCK
+from persist_spi.errors import InputError, LochkitError, ObjNotFound, ObjTooLarge
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
-from persist_spi.indexes.elements import Action, CommitOp, IndexElement
+from persist_spi.indexes.elements import CommitOp, IndexElement
 from persist_spi.indexes.layered import LayeredIndex
-from persist_spi.indexes.store_index import DECODED_INDEXES, StoreIndexImpl, new_index
+from persist_spi.indexes.store_index import new_index
 from persist_spi.keys import StoreKey
-from persist_spi.logic.conflicts import CommitConflict, CommitConflictError, ConflictResolution, ConflictType
+from persist_spi.logic.commit_builder import (
+    CommitBuilder,
+    ConflictHandler,
+    LoadedParent,
+    OpHandler,
+    ParentStart,
+    ValueReplacement,
+    report_conflict,
+)
 from persist_spi.logic.create_commit import CreateCommit
 from persist_spi.logic.indexes import IndexesLogic
 from persist_spi.logic.spill import spill_incremental_index
 from persist_spi.objs import CommitObj, Obj
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
-
-#: Decides what happens to a conflicting operation.
-ConflictHandler = Callable[[CommitConflict], ConflictResolution]
-#: Called for each non-conflicting operation with (key, new value or None for a removal).
-OpHandler = Callable[[StoreKey, ObjId | None], None]
-#: (is_add, key, value) -> replacement value (or the same one).
-ValueReplacement = Callable[[bool, StoreKey, ObjId | None], ObjId | None]
-
-
-def report_conflict(_: CommitConflict) -> ConflictResolution:
-    return ConflictResolution.CONFLICT
-
-
-def _no_op(_key: StoreKey, _value: ObjId | None) -> None:
-    return None
-
-
-def _keep(_is_add: bool, _key: StoreKey, value: ObjId | None) -> ObjId | None:
-    return value
-
-
-@dataclass(frozen=True)
-class LoadedParent:
-    """A parent commit and its reference index (None if it has none), already read."""
-
-    commit: CommitObj | None
-    reference_index: StoreIndex | None
 
 
 @dataclass(frozen=True)
@@ -68,8 +48,6 @@ class StoredCommit:
 
 class CommitLogic:
     def __init__(self, persist: Persist, clock: Callable[[], int] | None = None) -> None:
-        from persist_spi.clock import DEFAULT_CLOCK
-
         self.persist = persist
         self.indexes = IndexesLogic(persist)
         self._now = clock if clock is not None else DEFAULT_CLOCK.micros
@@ -79,8 +57,9 @@ class CommitLogic:
     def build_commit_obj(
         self,
         create: CreateCommit,
+        *,
         conflict_handler: ConflictHandler = report_conflict,
-        op_handler: OpHandler = _no_op,
+        op_handler: OpHandler | None = None,
         expected_value_replacement: ValueReplacement | None = None,
         committed_value_replacement: ValueReplacement | None = None,
         loaded_parent: LoadedParent | None = None,
@@ -90,14 +69,18 @@ class CommitLogic:
         ``loaded_parent`` lets a caller that already read the parent and its reference index (to
         validate) hand them over instead of having them read and decoded again.
         """
-        config = self.persist.config
-        expected_value_replacement = expected_value_replacement or _keep
-        committed_value_replacement = committed_value_replacement or _keep
-        parent_id = create.parent_commit_id
-        hasher = (
-            ObjIdHasher("COMMIT").put_bytes(parent_id).put_str(create.message).put_hashable(create.headers)
+        builder = CommitBuilder(
+            create,
+            self._parent_start(create.parent_commit_id, loaded_parent),
+            conflict_handler=conflict_handler,
+            op_handler=op_handler,
+            expected_value_replacement=expected_value_replacement,
+            committed_value_replacement=committed_value_replacement,
         )
+        return builder.build(self._now)
 
+    def _parent_start(self, parent_id: ObjId, loaded_parent: LoadedParent | None) -> ParentStart:
+        """The parent (read unless ``loaded_parent`` holds it) and what the child takes over."""
         parent: CommitObj | None
         if (
             loaded_parent is not None
@@ -108,112 +91,36 @@ class CommitLogic:
         else:
             parent = self.fetch_commit(parent_id)
             loaded_parent = None
-        tail: list[ObjId] = [parent_id]
-        index: StoreIndexImpl
-        full_index: StoreIndex
-        if parent is not None:
-            tail += parent.tail[: max(0, min(config.parents_per_commit - 1, len(parent.tail)))]
-            # The child's index starts as the parent's incremental index, rewritten; the complete
-            # view shares it. Operations added below only touch keys already checked (each key is
-            # handled once), so the shared view never answers from this commit's own changes.
-            index = self.indexes.incremental_index_for_update(parent)
-            if loaded_parent is not None:
-                reference = loaded_parent.reference_index
-                full_index = index if reference is None else LayeredIndex(reference, index)
-            else:
-                full_index = self.indexes.build_complete_index(parent, index)
-            seq = parent.seq + 1
-            reference_index, reference_stripes = parent.reference_index, parent.reference_index_stripes
-        else:
+        if parent is None:
             if parent_id != EMPTY_OBJ_ID:
-                raise ValueError(f"Commit to build points to non-existing parent commit {parent_id}")
-            full_index = index = new_index()
-            seq = 1
-            reference_index, reference_stripes = None, ()
-
-        keys, re_added = _preprocess(create)
-        full_index.load_if_necessary(keys)
-
-        conflicts: list[CommitConflict] = []
-
-        def resolve(conflict: CommitConflict) -> bool:
-            """True if the operation is to be left out."""
-            resolution = conflict_handler(conflict)
-            if resolution is ConflictResolution.CONFLICT:
-                conflicts.append(conflict)
-                return True
-            return resolution is ConflictResolution.DROP
-
-        removed_by_content_id: dict[uuid.UUID, CommitOp] = {}
-        for remove in create.removes:
-            key, content_id, payload = remove.key, remove.content_id, remove.payload
-            existing = _live(full_index, key)
-            expected = expected_value_replacement(False, key, remove.expected_value)
-            op = CommitOp(Action.REMOVE, payload, expected, content_id)
-            if content_id is not None:
-                removed_by_content_id[content_id] = op
-            conflict = _check(key, content_id, payload, op, existing, expected)
-            if conflict is not None:
-                if resolve(conflict):
-                    continue
-            else:
-                op_handler(key, None)
-            hasher.put_int(2).put_int(payload).put_str(key).put_uuid(content_id)
-            index.add(IndexElement(key, op))
-
-        for unchanged in create.unchanged:
-            key = unchanged.key
-            readded = key in re_added
-            existing = None if readded else _live(full_index, key)
-            expected = expected_value_replacement(False, key, unchanged.expected_value)
-            conflict = _check(
-                key, unchanged.content_id, unchanged.payload, None, existing, None if readded else expected
+                raise InputError(f"Commit to build points to non-existing parent commit {parent_id}")
+            index = new_index()
+            return ParentStart(
+                tail=(parent_id,),
+                seq=1,
+                index=index,
+                full_index=index,
+                reference_index=None,
+                reference_index_stripes=(),
             )
-            if conflict is not None:
-                resolve(conflict)
-
-        for add in create.adds:
-            key, content_id, payload = add.key, add.content_id, add.payload
-            value = committed_value_replacement(True, key, add.value)
-            if value is None:
-                raise ValueError(f"Committed value replacement for {key!r} returned no value")
-            op = CommitOp(Action.ADD, payload, value, content_id)
-            readded = key in re_added
-            existing = None if readded else _live(full_index, key)
-            conflict = None
-            if removed_by_content_id and not readded and content_id is not None:
-                renamed_from = removed_by_content_id.pop(content_id, None)
-                if renamed_from is not None:
-                    # A rename: the removal of the same content id stands in for "existing".
-                    if existing is not None:
-                        conflict = CommitConflict(key, ConflictType.KEY_EXISTS, op, existing)
-                    existing = renamed_from
-            expected = expected_value_replacement(True, key, add.expected_value)
-            if conflict is None:
-                conflict = _check(key, content_id, payload, op, existing, None if readded else expected)
-            if conflict is not None:
-                if resolve(conflict):
-                    continue
-            else:
-                op_handler(key, value)
-            hasher.put_int(1).put_str(key).put_int(payload).put_bytes(value).put_uuid(content_id)
-            index.add(IndexElement(key, op))
-
-        if conflicts:
-            raise CommitConflictError(conflicts)
-
-        return CommitObj(
-            id=hasher.generate(),
-            created=self._now(),
-            seq=seq,
-            tail=tuple(tail),
-            secondary_parents=tuple(create.secondary_parents),
-            headers=create.headers,
-            message=create.message,
-            incremental_index=_serialize_and_remember(index),
-            reference_index=reference_index,
-            reference_index_stripes=reference_stripes,
-            commit_type=create.commit_type,
+        keep = max(0, min(self.persist.config.parents_per_commit - 1, len(parent.tail)))
+        # The child's index starts as the parent's incremental index, rewritten; the complete view
+        # shares it. Operations added later only touch keys already checked (each key is handled
+        # once), so the shared view never answers from the child's own changes.
+        index = self.indexes.incremental_index_for_update(parent)
+        full_index: StoreIndex
+        if loaded_parent is not None:
+            reference = loaded_parent.reference_index
+            full_index = index if reference is None else LayeredIndex(reference, index)
+        else:
+            full_index = self.indexes.build_complete_index(parent, index)
+        return ParentStart(
+            tail=(parent_id, *parent.tail[:keep]),
+            seq=parent.seq + 1,
+            index=index,
+            full_index=full_index,
+            reference_index=parent.reference_index,
+            reference_index_stripes=parent.reference_index_stripes,
         )
 
     # --- storing ---------------------------------------------------------------------------------
@@ -340,17 +247,10 @@ class DiffEntry:
     to_op: CommitOp | None
 
 
-class CommitNotFound(LookupError):
+class CommitNotFound(LochkitError, LookupError):
     def __init__(self, commit_id: ObjId) -> None:
         self.commit_id = commit_id
         super().__init__(f"Commit '{commit_id}' not found")
-
-
-def _serialize_and_remember(index: StoreIndexImpl) -> bytes:
-    """Serialise a new commit's index and keep it decoded: its child will read it next."""
-    data = index.serialize()
-    DECODED_INDEXES.put(data, index)
-    return data
 
 
 def _until_empty(ids: Iterable[ObjId]) -> list[ObjId]:
@@ -362,68 +262,12 @@ def _until_empty(ids: Iterable[ObjId]) -> list[ObjId]:
     return batch
 
 
-def _live(index: StoreIndex, key: StoreKey) -> CommitOp | None:
-    element = index.get(key)
-    return element.op if element is not None and element.op.action.exists else None
-
-
 def _live_elements(
     elements: Iterator[IndexElement], key_filter: Callable[[StoreKey], bool] | None
 ) -> Iterator[IndexElement]:
     for element in elements:
         if element.op.action.exists and (key_filter is None or key_filter(element.key)):
             yield element
-
-
-def _preprocess(create: CreateCommit) -> tuple[set[StoreKey], set[StoreKey]]:
-    """Reject duplicate keys and content ids; a remove followed by an add of the same key is a re-add."""
-    keys: set[StoreKey] = set()
-    removed: set[StoreKey] = set()
-    for remove in create.removes:
-        if remove.key in keys:
-            raise ValueError(f"Duplicate key: {remove.key}")
-        keys.add(remove.key)
-        removed.add(remove.key)
-    re_added: set[StoreKey] = set()
-    content_ids: set[uuid.UUID] = set()
-    for add in create.adds:
-        if add.key in keys:
-            if add.key not in removed:
-                raise ValueError(f"Duplicate key: {add.key}")
-            removed.discard(add.key)
-            re_added.add(add.key)
-        keys.add(add.key)
-        if add.content_id is not None:
-            if add.content_id in content_ids:
-                raise ValueError(f"Duplicate content ID: {add.content_id} for key: {add.key}")
-            content_ids.add(add.content_id)
-    for unchanged in create.unchanged:
-        if unchanged.key in keys:
-            raise ValueError(f"Duplicate key: {unchanged.key}")
-        keys.add(unchanged.key)
-    return keys, re_added
-
-
-def _check(
-    key: StoreKey,
-    content_id: uuid.UUID | None,
-    payload: int,
-    op: CommitOp | None,
-    existing: CommitOp | None,
-    expected: ObjId | None,
-) -> CommitConflict | None:
-    """The first conflict found: existence, then payload, content id and value."""
-    if expected is None:
-        return CommitConflict(key, ConflictType.KEY_EXISTS, op, existing) if existing is not None else None
-    if existing is None:
-        return CommitConflict(key, ConflictType.KEY_DOES_NOT_EXIST, op)
-    if payload != existing.payload:
-        return CommitConflict(key, ConflictType.PAYLOAD_DIFFERS, op, existing)
-    if content_id != existing.content_id:
-        return CommitConflict(key, ConflictType.CONTENT_ID_DIFFERS, op, existing)
-    if expected != existing.value:
-        return CommitConflict(key, ConflictType.VALUE_DIFFERS, op, existing)
-    return None
 
 
 __all__ = ["CommitLogic", "CommitNotFound", "DiffEntry", "ObjNotFound", "StoredCommit", "report_conflict"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from persist_spi.errors import ObjNotFound
+from persist_spi.errors import LochkitError, ObjNotFound
 from persist_spi.ids import ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import Action, IndexElement
@@ -37,11 +37,11 @@ _CARRY_OVER_WITHOUT_REFERENCE: dict[Action, Action | None] = {
 }
 
 
-class IncompleteIndex(ValueError):
+class IncompleteIndex(LochkitError, ValueError):
     pass
 
 
-class MissingReferenceIndex(RuntimeError):
+class MissingReferenceIndex(LochkitError, RuntimeError):
     """A commit points to a reference index object that does not exist (a corrupt repository)."""
 
 

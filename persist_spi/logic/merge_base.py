@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from persist_spi.errors import LochkitError
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.objs import CommitObj
 
@@ -14,7 +15,7 @@ _BOTH = _FROM_SOURCE | _FROM_TARGET
 _CANDIDATE = 4
 
 
-class NoCommonAncestor(LookupError):
+class NoCommonAncestor(LochkitError, LookupError):
     pass
 
 

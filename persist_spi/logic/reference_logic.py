@@ -22,14 +22,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from persist_spi.clock import DEFAULT_CLOCK
-from persist_spi.errors import ObjNotFound, RefAlreadyExists, RefConditionFailed, RefNotFound
+from persist_spi.errors import InputError, ObjNotFound, RefAlreadyExists, RefConditionFailed, RefNotFound
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import IndexElement
 from persist_spi.keys import key_from_string
 from persist_spi.logic.commit_logic import CommitLogic
-from persist_spi.logic.conflicts import CommitConflictError, ConflictType
+from persist_spi.logic.conflicts import CommitConflictError, ConflictResolution, ConflictType
 from persist_spi.logic.create_commit import Add, CreateCommit, Remove
 from persist_spi.logic.internal_refs import REF_REFS, is_internal, ref_key
 from persist_spi.logic.retry import RetryNeeded, commit_retry
@@ -323,9 +323,7 @@ class ReferenceLogic:
 
     def _store(self, create: CreateCommit) -> CommitObj:
         # Replayed operations are applied as they were; history is rewritten, not re-validated.
-        from persist_spi.logic.conflicts import ConflictResolution
-
-        commit = self.commits.build_commit_obj(create, lambda _: ConflictResolution.ADD)
+        commit = self.commits.build_commit_obj(create, conflict_handler=lambda _: ConflictResolution.ADD)
         stored = self.commits.store_commit(commit)
         if stored.commit is None:
             raise RuntimeError(f"Hash collision detected for commit {commit.id}")
@@ -410,7 +408,7 @@ class ReferenceLogic:
 
 def _check_not_internal(name: str, what: str) -> None:
     if is_internal(name):
-        raise ValueError(f"Cannot {what} reference {name}: internal references are managed by lochkit itself")
+        raise InputError(f"Cannot {what} reference {name}: internal references are managed by lochkit itself")
 
 
 def _change_headers(operation: str, name: str, pointer: ObjId) -> CommitHeaders:

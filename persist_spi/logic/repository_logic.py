@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from persist_spi.errors import ObjNotFound, RefAlreadyExists, RefConditionFailed
+from persist_spi.errors import CorruptData, ObjNotFound, RefAlreadyExists, RefConditionFailed
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID
 from persist_spi.logic.commit_logic import CommitLogic
@@ -61,7 +61,7 @@ class RepositoryDescription:
                 properties={str(k): str(v) for k, v in dict(doc.get("properties") or {}).items()},
             )
         except (KeyError, TypeError, AttributeError) as e:
-            raise ValueError(f"Not a repository description: {type(e).__name__}: {e}") from None
+            raise CorruptData(f"Not a repository description: {type(e).__name__}: {e}") from None
 
 
 def _iso(value: datetime.datetime | None) -> str | None:

@@ -11,6 +11,7 @@ import dataclasses
 from persist_spi.ids import ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import Action, IndexElement
+from persist_spi.indexes.lazy import LazyIndex
 from persist_spi.indexes.store_index import StoreIndexImpl, new_index
 from persist_spi.indexes.striped import StripedIndex
 from persist_spi.logic.indexes import IndexesLogic
@@ -97,8 +98,6 @@ def _update_reference_index(
 
 
 def _loaded(stripe: StoreIndex) -> StoreIndexImpl:
-    from persist_spi.indexes.lazy import LazyIndex
-
     if isinstance(stripe, LazyIndex):
         inner = stripe.loaded()
         if isinstance(inner, StoreIndexImpl):

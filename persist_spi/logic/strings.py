@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+from persist_spi.errors import CorruptData
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import ObjId
 from persist_spi.keys import StoreKey
@@ -21,7 +22,7 @@ def new_string(content_type: str, text: bytes) -> StringObj:
 def read_string(persist: Persist, obj_id: ObjId) -> bytes:
     obj = persist.fetch_as(obj_id, StringObj)
     if obj.compression is not Compression.NONE or obj.predecessors:
-        raise ValueError(
+        raise CorruptData(
             f"String {obj_id} uses compression {obj.compression.name} or diffs, which lochkit does not read"
         )
     return obj.text

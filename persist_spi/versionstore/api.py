@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
+from persist_spi.errors import InputError
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import ObjId
 from persist_spi.versionstore.commit_specs import RelativeSpec
@@ -187,4 +188,4 @@ def check_key_range(
     """The key-range arguments of ``get_entries`` and ``get_diffs`` every implementation refuses
     alike (Nessie's message): a prefix with either bound."""
     if prefix_key is not None and (min_key is not None or max_key is not None):
-        raise ValueError("Combining prefixKey with either minKey or maxKey is not supported.")
+        raise InputError("Combining prefixKey with either minKey or maxKey is not supported.")

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from persist_spi.errors import InputError
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.objs import CommitObj
 
@@ -74,7 +75,7 @@ def parse_commit_spec(text: str) -> CommitSpec:
     """``hash``, ``hash~1^2``, ``~1`` ...; ValueError naming the rule for anything else."""
     match = _SPEC.match(text)
     if match is None or not text:
-        raise ValueError(f"Invalid commit spec '{text}': expected {SPEC_RULE}")
+        raise InputError(f"Invalid commit spec '{text}': expected {SPEC_RULE}")
     absolute = ObjId.from_hex(match.group(1)) if match.group(1) else None
     relative = tuple(_relative(mnemonic, value) for mnemonic, value in _RELATIVE.findall(match.group(2)))
     return CommitSpec(absolute, relative)
@@ -90,7 +91,7 @@ def _relative(mnemonic: str, value: str) -> RelativeSpec:
         return RelativeSpec(lookup, instant=instant)
     count = int(value)
     if not 0 < count < _MAX_STEPS:
-        raise ValueError(
+        raise InputError(
             f"Invalid relative lookup '{mnemonic}{value}': N must be between 1 and {_MAX_STEPS - 1}"
         )
     return RelativeSpec(lookup, count)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from persist_spi.codec import DEFAULT_CODEC
 from persist_spi.config import INT_MAX
-from persist_spi.errors import ObjTooLarge
+from persist_spi.errors import InputError, ObjTooLarge
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import CommitOp
@@ -95,7 +95,7 @@ def check_duplicates(operations: Sequence[Operation]) -> None:
         if previous is not None and not (
             isinstance(previous, Delete) and isinstance(op, Put) and op.content.id is None
         ):
-            raise ValueError(f"Duplicate key in commit operations: {op.key}")
+            raise InputError(f"Duplicate key in commit operations: {op.key}")
         seen[op.key] = op
 
 
@@ -151,6 +151,7 @@ def _live(index: StoreIndex, key: StoreKey) -> CommitOp | None:
 def prepare_commit(
     persist: Persist,
     operations: Sequence[Operation],
+    *,
     expected_index: StoreIndex,
     head_index: StoreIndex,
     expected_is_head: bool,
@@ -161,25 +162,64 @@ def prepare_commit(
     """Validate ``operations`` against the expected index and turn them into commit operations
     and the content values to store. ``current_content`` is asked only for the content an error
     reports: a commit that passes reads no content value at all."""
-    store_keys = state.store_keys
-    if store_keys is None:
-        check_duplicates(operations)
-        store_keys = state.store_keys = [to_store_key(op.key) for op in operations]
+    store_keys = _store_keys(operations, state)
     expected_index.load_if_necessary(store_keys)
     if not expected_is_head:
         head_index.load_if_necessary(
             [k for k, op in zip(store_keys, operations, strict=True) if isinstance(op, Unchanged)]
         )
-
     prepared = PreparedCommit([], [], [], [], {}, [], [], {})
-    deleted_ids: dict[str, CommitOp] = {}
-    re_created: set[ContentKey] = set()
+    deleted = _prepare_deletes(operations, store_keys, expected_index, prepared)
+    puts = [(i, op) for i, op in enumerate(operations) if isinstance(op, Put)]
+    live = [
+        None if deleted.keys and op.key in deleted.keys else _live(expected_index, store_keys[i])
+        for i, op in puts
+    ]
+    _claim_new_content_ids(persist, [op for _, op in puts], live, state, new_content_id)
     put_ids: set[str] = set()
-    puts: list[tuple[int, Put]] = []
+    for (i, op), existing in zip(puts, live, strict=True):
+        _prepare_put(
+            op,
+            store_keys[i],
+            existing,
+            position=i,
+            deleted=deleted,
+            put_ids=put_ids,
+            state=state,
+            current_content=current_content,
+            prepared=prepared,
+        )
+    if not expected_is_head:
+        _prepare_unchanged(operations, store_keys, expected_index, prepared)
+    return prepared
 
+
+def _store_keys(operations: Sequence[Operation], state: CommitState) -> list[StoreKey]:
+    """The operations' store keys, worked out (and the operations checked) on the first attempt."""
+    if state.store_keys is None:
+        check_duplicates(operations)
+        state.store_keys = [to_store_key(op.key) for op in operations]
+    return state.store_keys
+
+
+@dataclass
+class _Deleted:
+    """What the Delete operations of a commit removed."""
+
+    #: Live values by content id: each may serve one rename (a Put of that id under another key).
+    by_content_id: dict[str, CommitOp] = field(default_factory=dict)
+    #: Deleted keys: a Put of one of them creates new content.
+    keys: set[ContentKey] = field(default_factory=set)
+
+
+def _prepare_deletes(
+    operations: Sequence[Operation],
+    store_keys: Sequence[StoreKey],
+    expected_index: StoreIndex,
+    prepared: PreparedCommit,
+) -> _Deleted:
+    deleted = _Deleted()
     for i, op in enumerate(operations):
-        if isinstance(op, Put):
-            puts.append((i, op))
         if not isinstance(op, Delete):
             continue
         existing = _live(expected_index, store_keys[i])
@@ -195,87 +235,109 @@ def prepare_commit(
         if existing is not None:
             prepared.deleted[op.key] = existing.payload
             if cid is not None:
-                deleted_ids[str(cid)] = existing
-        re_created.add(op.key)
+                deleted.by_content_id[str(cid)] = existing
+        deleted.keys.add(op.key)
+    return deleted
 
-    live = [
-        None if re_created and op.key in re_created else _live(expected_index, store_keys[i])
-        for i, op in puts
-    ]
-    _claim_new_content_ids(persist, [op for _, op in puts], live, state, new_content_id)
 
-    for (i, op), existing in zip(puts, live, strict=True):
-        key, content = op.key, op.content
-        payload = content.PAYLOAD
-        expected_value: ObjId | None = None
-        if existing is not None:
-            if content.id is None:
-                raise InvalidOperation(
-                    [
-                        Conflict(
-                            ConflictType.KEY_EXISTS,
-                            key,
-                            f"key '{key}' already exists",
-                            current_content(existing),
-                        )
-                    ],
-                    f"New value to update existing key '{key}' has no content ID",
-                )
-            if existing.content_id is None or content.id != _uuid_text(existing.content_id):
-                raise InvalidOperation(
-                    [Conflict.of(ConflictType.CONTENT_ID_DIFFERS, key, current_content(existing))],
-                    f"Key '{key}' already exists with content ID {existing.content_id}, which is "
-                    f"different from the content ID {content.id} in the operation",
-                )
-            if payload != existing.payload:
-                raise InvalidOperation(
-                    [Conflict.of(ConflictType.PAYLOAD_DIFFERS, key, current_content(existing))],
-                    f"Key '{key}' holds content of another type; the type of content cannot change",
-                )
-            content_id = content.id
-            content_uuid = existing.content_id
-            expected_value = existing.value
-        elif content.id is not None:
-            # A deleted content id serves one rename: a second Put with it is new content with an
-            # id (Nessie's message), not a second rename.
-            renamed = deleted_ids.pop(content.id, None)
-            if renamed is None or key in re_created:
-                raise InvalidOperation(
-                    [Conflict.of(ConflictType.KEY_DOES_NOT_EXIST, key)],
-                    f"New value for key '{key}' must not have a content ID",
-                )
-            content_id = content.id
-            content_uuid = uuid.UUID(content_id)
-            expected_value = renamed.value
-            prepared.created_keys.append(key)
-        else:
-            content_id = state.content_ids[key]
-            content_uuid = uuid.UUID(content_id)
-            prepared.new_content_ids[key] = content_id
-            prepared.created_keys.append(key)
-        if content_id in put_ids:  # e.g. one content renamed to two keys
-            raise ValueError(f"Duplicate content ID: {content_id} for key: {key}")
-        put_ids.add(content_id)
-        value = state.value_for(i, content_id, content)
-        if value.id not in state.stored:
-            prepared.objects.append(value)
-        if payload == NAMESPACE_PAYLOAD:
-            prepared.added_namespaces.append(key)
-        prepared.adds.append(cc.Add(store_keys[i], payload, value.id, expected_value, content_uuid))
+def _prepare_put(
+    op: Put,
+    store_key: StoreKey,
+    existing: CommitOp | None,
+    *,
+    position: int,
+    deleted: _Deleted,
+    put_ids: set[str],
+    state: CommitState,
+    current_content: Callable[[CommitOp], Content | None],
+    prepared: PreparedCommit,
+) -> None:
+    """Validate one Put and add it, with the content value it needs stored, to ``prepared``."""
+    key, content = op.key, op.content
+    content_uuid: uuid.UUID | None
+    expected_value: ObjId | None = None  # new content expects nothing at its key
+    if existing is not None:
+        content_id = _updated_content_id(op, existing, current_content)
+        content_uuid, expected_value = existing.content_id, existing.value
+    elif content.id is not None:
+        content_id, content_uuid = content.id, uuid.UUID(content.id)
+        expected_value = _renamed(key, content.id, deleted).value
+        prepared.created_keys.append(key)
+    else:
+        content_id = state.content_ids[key]
+        content_uuid = uuid.UUID(content_id)
+        prepared.new_content_ids[key] = content_id
+        prepared.created_keys.append(key)
+    if content_id in put_ids:  # e.g. one content renamed to two keys
+        raise InputError(f"Duplicate content ID: {content_id} for key: {key}")
+    put_ids.add(content_id)
+    value = state.value_for(position, content_id, content)
+    if value.id not in state.stored:
+        prepared.objects.append(value)
+    if content.PAYLOAD == NAMESPACE_PAYLOAD:
+        prepared.added_namespaces.append(key)
+    prepared.adds.append(cc.Add(store_key, content.PAYLOAD, value.id, expected_value, content_uuid))
 
-    if not expected_is_head:
-        for i, op in enumerate(operations):
-            if isinstance(op, Unchanged):
-                existing = _live(expected_index, store_keys[i])
-                prepared.unchanged.append(
-                    cc.Unchanged(
-                        store_keys[i],
-                        existing.payload if existing is not None else 0,
-                        existing.value if existing is not None else None,
-                        existing.content_id if existing is not None else None,
-                    )
+
+def _updated_content_id(
+    op: Put, existing: CommitOp, current_content: Callable[[CommitOp], Content | None]
+) -> str:
+    """A Put on a live key updates that content: it must carry its content id, and keep its type."""
+    key, content = op.key, op.content
+    if content.id is None:
+        raise InvalidOperation(
+            [
+                Conflict(
+                    ConflictType.KEY_EXISTS, key, f"key '{key}' already exists", current_content(existing)
                 )
-    return prepared
+            ],
+            f"New value to update existing key '{key}' has no content ID",
+        )
+    if existing.content_id is None or content.id != _uuid_text(existing.content_id):
+        raise InvalidOperation(
+            [Conflict.of(ConflictType.CONTENT_ID_DIFFERS, key, current_content(existing))],
+            f"Key '{key}' already exists with content ID {existing.content_id}, which is "
+            f"different from the content ID {content.id} in the operation",
+        )
+    if existing.payload != content.PAYLOAD:
+        raise InvalidOperation(
+            [Conflict.of(ConflictType.PAYLOAD_DIFFERS, key, current_content(existing))],
+            f"Key '{key}' holds content of another type; the type of content cannot change",
+        )
+    return content.id
+
+
+def _renamed(key: ContentKey, content_id: str, deleted: _Deleted) -> CommitOp:
+    """The deleted value a Put with a content id on a free key renames. A deleted content id
+    serves one rename: a second Put with it is new content with an id (Nessie's message), not a
+    second rename."""
+    renamed = deleted.by_content_id.pop(content_id, None)
+    if renamed is None or key in deleted.keys:
+        raise InvalidOperation(
+            [Conflict.of(ConflictType.KEY_DOES_NOT_EXIST, key)],
+            f"New value for key '{key}' must not have a content ID",
+        )
+    return renamed
+
+
+def _prepare_unchanged(
+    operations: Sequence[Operation],
+    store_keys: Sequence[StoreKey],
+    expected_index: StoreIndex,
+    prepared: PreparedCommit,
+) -> None:
+    """Unchanged checks, as of the expected commit (only needed when that is not the head)."""
+    for i, op in enumerate(operations):
+        if isinstance(op, Unchanged):
+            existing = _live(expected_index, store_keys[i])
+            prepared.unchanged.append(
+                cc.Unchanged(
+                    store_keys[i],
+                    existing.payload if existing is not None else 0,
+                    existing.value if existing is not None else None,
+                    existing.content_id if existing is not None else None,
+                )
+            )
 
 
 def _claim_new_content_ids(
@@ -295,9 +357,3 @@ def _claim_new_content_ids(
     ]
     if wanted:
         state.content_ids.update(zip(wanted, claim_content_ids(persist, len(wanted), new_id), strict=True))
-
-
-def decode_value(obj: ContentValueObj) -> Content:
-    from persist_spi.versionstore.content import content_from_bytes
-
-    return content_from_bytes(obj.payload, obj.content_id, obj.data)

@@ -9,6 +9,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
+from persist_spi.errors import InputError
+from persist_spi.versionstore.path_string import elements_from_path_string, to_path_string
+
 MAX_KEY_LENGTH: Final = 500
 
 
@@ -20,16 +23,16 @@ class ContentKey:
 
     def __post_init__(self) -> None:
         if not self.elements:
-            raise ValueError("A content key needs at least one element")
+            raise InputError("A content key needs at least one element")
         for element in self.elements:
             if not element:
-                raise ValueError(f"Content key {list(self.elements)!r} has an empty element")
+                raise InputError(f"Content key {list(self.elements)!r} has an empty element")
             if "\x00" in element or "\x01" in element:
-                raise ValueError(
+                raise InputError(
                     f"Content key element {element!r} contains a control character U+0000/U+0001"
                 )
         if sum(len(e) for e in self.elements) + len(self.elements) - 1 > MAX_KEY_LENGTH:
-            raise ValueError(f"Key too long, max allowed length: {MAX_KEY_LENGTH}")
+            raise InputError(f"Key too long, max allowed length: {MAX_KEY_LENGTH}")
 
     @classmethod
     def of(cls, *elements: str) -> ContentKey:
@@ -42,13 +45,9 @@ class ContentKey:
     @classmethod
     def from_path_string(cls, encoded: str) -> ContentKey:
         """Nessie's path-string form (see :mod:`persist_spi.versionstore.path_string`)."""
-        from persist_spi.versionstore.path_string import elements_from_path_string
-
         return cls(tuple(elements_from_path_string(encoded)))
 
     def to_path_string(self) -> str:
-        from persist_spi.versionstore.path_string import to_path_string
-
         return to_path_string(self.elements)
 
     @property
@@ -193,7 +192,7 @@ def content_type_named(name: str) -> type[Content]:
     """The content type called ``name`` (case-insensitive, as Nessie parses it)."""
     found = _BY_NAME.get(name.strip().upper())
     if found is None:
-        raise ValueError(f"Unknown content type '{name}'; known: {', '.join(sorted(_BY_NAME))}")
+        raise InputError(f"Unknown content type '{name}'; known: {', '.join(sorted(_BY_NAME))}")
     return found
 
 
@@ -204,11 +203,11 @@ def content_from_bytes(payload: int, content_id: str, data: bytes) -> Content:
     """Raises ``ValueError`` when ``data`` is not the JSON object of a content value."""
     doc = json.loads(data)
     if not isinstance(doc, dict):
-        raise ValueError(f"Content value {content_id} is JSON but not an object")
+        raise InputError(f"Content value {content_id} is JSON but not an object")
     kind = doc.pop("type", "")
     cls = (_BY_NAME.get(kind, None) if isinstance(kind, str) else None) or CONTENT_TYPES.get(payload)
     if cls is None:
-        raise ValueError(f"Unknown content payload {payload}")
+        raise InputError(f"Unknown content payload {payload}")
     names = {f.name for f in dataclasses.fields(cls)}
     kwargs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in doc.items() if k in names}
     return cls(id=content_id, **kwargs)

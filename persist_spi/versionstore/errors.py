@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from persist_spi.errors import LochkitError
+from persist_spi.errors import InputError, LochkitError
 
 if TYPE_CHECKING:
     from persist_spi.versionstore.content import Content, ContentKey
@@ -68,7 +68,7 @@ class ReferenceConflictError(LochkitError):
         super().__init__(message if message is not None else conflicts_message(self.conflicts))
 
 
-class InvalidOperation(ReferenceConflictError, ValueError):
+class InvalidOperation(ReferenceConflictError, InputError):
     """An operation a commit must never carry (a Put that would re-create existing content, change
     a content id or type...). It is a ValueError and still names the conflict and current content."""
 

@@ -19,6 +19,7 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from persist_spi.errors import InputError
 from persist_spi.ids import ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import Action, IndexElement
@@ -30,7 +31,10 @@ from persist_spi.logic.create_commit import Add, CreateCommit, Remove
 from persist_spi.logic.merge_base import NoCommonAncestor, find_merge_base
 from persist_spi.objs import CommitObj, ContentValueObj, Obj, content_value
 from persist_spi.persist import Persist
+from persist_spi.versionstore.api import RefOrHash
+from persist_spi.versionstore.commit_helper import CommitHelper
 from persist_spi.versionstore.content import NAMESPACE_PAYLOAD, Content, ContentKey
+from persist_spi.versionstore.content_mapping import ContentMapping
 from persist_spi.versionstore.errors import (
     Conflict,
     ConflictType,
@@ -43,16 +47,17 @@ from persist_spi.versionstore.meta import CommitMeta, with_commit_time
 from persist_spi.versionstore.namespaces import namespace_conflicts
 from persist_spi.versionstore.operations import MergeBehavior, MergeKeyBehavior
 from persist_spi.versionstore.overlay import OverlayPersist
+from persist_spi.versionstore.ref_mapping import RefMapping
 from persist_spi.versionstore.refs import DETACHED, NamedRef, RefKind
 from persist_spi.versionstore.results import KeyDetails, MergeResult
-from persist_spi.versionstore.store import RefOrHash, VersionStore
+from persist_spi.versionstore.sources import StoreSources
 
 
 @dataclass
 class _Policy:
     """Merge behaviours by key, the conflicts they recorded, and the values they introduced."""
 
-    store: VersionStore
+    contents: ContentMapping
     default: MergeBehavior
     by_key: dict[ContentKey, MergeKeyBehavior]
     details: dict[ContentKey, KeyDetails] = field(default_factory=dict)
@@ -93,7 +98,7 @@ class _Policy:
         if behavior is MergeBehavior.DROP:
             self.details[key] = KeyDetails(MergeBehavior.DROP)
             return ConflictResolution.DROP
-        current = self.store._contents_for_ops([existing])[0]
+        current = self.contents.contents_for_ops([existing])[0]
         self.details[key] = KeyDetails(
             spec.behavior, Conflict.of(ConflictType[conflict.conflict_type.name], key, current)
         )
@@ -148,7 +153,7 @@ class _Policy:
 
 def _value_obj(content: Content) -> ContentValueObj:
     if content.id is None:
-        raise ValueError("Merge key behaviour content must carry its content id")
+        raise InputError("Merge key behaviour content must carry its content id")
     return content_value(content.id, content.PAYLOAD, content.to_bytes())
 
 
@@ -157,12 +162,12 @@ def _validate_behaviors(behaviors: Sequence[MergeKeyBehavior]) -> dict[ContentKe
     for spec in behaviors:
         if spec.resolved_content is not None:
             if spec.behavior is not MergeBehavior.NORMAL:
-                raise ValueError(
+                raise InputError(
                     f"MergeKeyBehavior.resolvedContent must be null for MergeBehavior.{spec.behavior.value} "
                     f"for {spec.key}"
                 )
             if spec.expected_target_content is None:
-                raise ValueError(
+                raise InputError(
                     "MergeKeyBehavior.resolvedContent requires setting MergeKeyBehavior.expectedTarget as "
                     f"well for key {spec.key}"
                 )
@@ -173,7 +178,7 @@ def _validate_behaviors(behaviors: Sequence[MergeKeyBehavior]) -> dict[ContentKe
 def _check_all_used(policy: _Policy) -> None:
     unused = sorted(str(k) for k in policy.by_key if k not in policy.used)
     if unused:
-        raise ValueError(
+        raise InputError(
             "Not all merge key behaviors specified in the request have been used. The following keys were "
             f"not used: [{', '.join(unused)}]"
         )
@@ -218,8 +223,21 @@ def _has_ops(commit: CommitObj, logic: CommitLogic) -> bool:
 
 
 class Merger:
-    def __init__(self, store: VersionStore) -> None:
-        self.store = store
+    """Merges and transplants onto a branch, with what the version store shares for it."""
+
+    def __init__(
+        self,
+        helper: CommitHelper,
+        refs: RefMapping,
+        *,
+        sources: StoreSources,
+        transplant_commit_time: bool,
+    ) -> None:
+        self.helper = helper
+        self.refs = refs
+        self.sources = sources
+        #: See :attr:`persist_spi.versionstore.store.VersionStore.transplant_commit_time`.
+        self.transplant_commit_time = transplant_commit_time
 
     def merge(
         self,
@@ -234,22 +252,22 @@ class Merger:
         meta: CommitMeta | None = None,
         raise_on_conflict: bool = True,
     ) -> MergeResult:
-        store = self.store
+        helper, refs = self.helper, self.refs
         by_key = _validate_behaviors(key_behaviors)
         if target.kind is not RefKind.BRANCH:
-            raise ValueError("Reference to merge into must be a branch.")
+            raise InputError("Reference to merge into must be a branch.")
 
         def attempt(_: object) -> MergeResult:
             # Nessie resolves the source before the target, so a missing source is named first.
             from_id = (
-                store.hash_on_reference(source, source_hash)
+                refs.hash_on_reference(source, source_hash)
                 if isinstance(source, NamedRef)
-                else store.hash_on_reference(None, source)
+                else refs.hash_on_reference(None, source)
             )
-            ref = store._row(target, for_update=True)
+            ref = refs.row(target, for_update=True)
             head = ref.pointer
             if expected_hash is not None and expected_hash != head:
-                store._find_in_history(target, head, expected_hash)
+                refs.find_in_history(target, head, expected_hash)
             result = MergeResult(
                 target, was_dry_run=dry_run, effective_target_hash=head, expected_hash=expected_hash
             )
@@ -261,11 +279,11 @@ class Merger:
             if from_id == base:
                 result.successful = True
                 result.resultant_target_hash = head
-                _check_all_used(_Policy(store, default_behavior, by_key, used=set(by_key)))
+                _check_all_used(_Policy(helper.contents, default_behavior, by_key, used=set(by_key)))
                 return result
 
-            policy = _Policy(store, default_behavior, by_key)
-            persist: Persist = OverlayPersist(store.persist) if dry_run else store.persist
+            policy = _Policy(helper.contents, default_behavior, by_key)
+            persist: Persist = OverlayPersist(helper.persist) if dry_run else helper.persist
             logic = CommitLogic(persist)
             base_index = logic.complete_index_of(base)
             source_index = logic.complete_index_of(from_id)
@@ -283,12 +301,12 @@ class Merger:
             create = CreateCommit(
                 parent_commit_id=head,
                 message=message,
-                headers=(meta or CommitMeta()).to_headers(store.sources.now()),
+                headers=(meta or CommitMeta()).to_headers(self.sources.now()),
                 secondary_parents=(from_id,),
                 adds=tuple(adds),
                 removes=tuple(removes),
             )
-            commit = _build(logic, store, create, policy)
+            commit = _build(helper, logic, create, policy)
             self._check_namespaces(logic, head, commit)
             _check_all_used(policy)
             if not _has_ops(commit, logic):
@@ -308,13 +326,13 @@ class Merger:
             stored = logic.store_commit(commit, policy.resolved_values)
             if stored.commit is None:
                 raise RuntimeError(f"Hash collision detected for commit {commit.id}")
-            store._move_branch(ref, commit.id)
+            helper.move_branch(ref, commit.id)
             result.applied = result.successful = True
             result.resultant_target_hash = commit.id
             result.created_commits = [commit.id] if stored.stored else []
             return result
 
-        return store._with_retries(attempt)
+        return helper.with_retries(attempt)
 
     def transplant(
         self,
@@ -328,38 +346,38 @@ class Merger:
         raise_on_conflict: bool = True,
         message: str | None = None,
     ) -> MergeResult:
-        store = self.store
+        helper, refs = self.helper, self.refs
         by_key = _validate_behaviors(key_behaviors)
         if not sequence:
-            raise ValueError("No hashes to transplant")
+            raise InputError("No hashes to transplant")
         if message is not None and len(sequence) != 1:
-            raise ValueError(
+            raise InputError(
                 f"A message can replace the message of one transplanted commit, not of {len(sequence)}"
             )
         if target.kind is not RefKind.BRANCH:
-            raise ValueError("Reference to transplant into must be a branch.")
+            raise InputError("Reference to transplant into must be a branch.")
 
         def attempt(_: object) -> MergeResult:
-            ref = store._row(target, for_update=True)
+            ref = refs.row(target, for_update=True)
             head = ref.pointer
             if expected_hash is not None and expected_hash != head:
-                store._find_in_history(target, head, expected_hash)
+                refs.find_in_history(target, head, expected_hash)
             sources = self._load_sequence(sequence)
             result = MergeResult(
                 target, was_dry_run=dry_run, effective_target_hash=head, expected_hash=expected_hash
             )
-            persist: Persist = OverlayPersist(store.persist)
+            persist: Persist = OverlayPersist(helper.persist)
             logic = CommitLogic(persist)
-            policy = _Policy(store, default_behavior, by_key)
+            policy = _Policy(helper.contents, default_behavior, by_key)
             source_parent = logic.complete_index_of(sources[0].direct_parent)
             new_head = head
             created: list[ObjId] = []
             for source in sources:
-                now = store.sources.now() if store.transplant_commit_time else None
+                now = self.sources.now() if self.transplant_commit_time else None
                 create = self._replay(logic, source, source_parent, new_head, now)
                 if message:
                     create = dataclasses.replace(create, message=message)
-                commit = _build(logic, store, create, policy)
+                commit = _build(helper, logic, create, policy)
                 self._check_namespaces(logic, new_head, commit)
                 source_parent = logic.indexes.build_complete_index(source)
                 if not _has_ops(commit, logic):
@@ -383,29 +401,29 @@ class Merger:
             # Write what the overlay buffered, then move the branch once.
             assert isinstance(persist, OverlayPersist)
             persist.flush()
-            store._move_branch(ref, new_head)
+            helper.move_branch(ref, new_head)
             result.applied = True
             result.resultant_target_hash = new_head
             result.created_commits = created
             return result
 
-        return store._with_retries(attempt)
+        return helper.with_retries(attempt)
 
     # --- helpers ---------------------------------------------------------------------------------
 
     def _load(self, commit_id: ObjId) -> CommitObj | None:
         # Only a missing commit ends the walk as "not found"; backend errors must surface as they are.
-        return self.store.commits.fetch_commit_if_exists(commit_id)
+        return self.helper.commits.fetch_commit_if_exists(commit_id)
 
     def _load_sequence(self, sequence: Sequence[ObjId]) -> list[CommitObj]:
         # Missing commits read as None (not ObjNotFound), so they are reported as "not found" below.
-        commits = self.store.persist.fetch_all_if_exist_as(list(sequence), CommitObj)
+        commits = self.helper.persist.fetch_all_if_exist_as(list(sequence), CommitObj)
         loaded: list[CommitObj] = []
         for commit_id, commit in zip(sequence, commits, strict=True):
             if commit is None:
                 raise ReferenceNotFoundError(f"Commit '{commit_id}' not found")
             if loaded and commit.direct_parent != loaded[-1].id:
-                raise ValueError("Sequence of hashes is not contiguous.")
+                raise InputError("Sequence of hashes is not contiguous.")
             loaded.append(commit)
         return loaded
 
@@ -445,7 +463,7 @@ class Merger:
         )
 
     def _check_namespaces(self, logic: CommitLogic, parent: ObjId, commit: CommitObj) -> None:
-        if not self.store.persist.config.namespace_validation:
+        if not self.helper.persist.config.namespace_validation:
             return
         parent_index = logic.complete_index_of(parent)
         created: list[ContentKey] = []
@@ -468,18 +486,18 @@ class Merger:
             raise ReferenceConflictError(conflicts)
 
 
-def _build(logic: CommitLogic, store: VersionStore, create: CreateCommit, policy: _Policy) -> CommitObj:
+def _build(helper: CommitHelper, logic: CommitLogic, create: CreateCommit, policy: _Policy) -> CommitObj:
     policy.handled.clear()  # per commit: a key resolved in one replayed commit may be plain in the next
-    commit = store._build(
+    commit = helper.build(
         create,
-        policy.on_conflict,
-        policy.expected_value,
-        policy.committed_value,
+        conflict_handler=policy.on_conflict,
+        expected_value_replacement=policy.expected_value,
+        committed_value_replacement=policy.committed_value,
         logic=logic,
         op_handler=policy.on_op,
     )
     if policy.hard_conflicts:
-        raise ReferenceConflictError(store._conflicts(policy.hard_conflicts))
+        raise ReferenceConflictError(helper.contents.conflicts(policy.hard_conflicts))
     return commit
 
 

@@ -6,6 +6,7 @@ import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from persist_spi.errors import InputError
 from persist_spi.headers import CommitHeaders
 from persist_spi.objs import CommitObj
 
@@ -38,7 +39,7 @@ class CommitMeta:
         pairs += [("signed-off-by", s) for s in self.signed_off_by]
         for name, values in self.merged_properties().items():
             if name.lower() in _RESERVED:
-                raise ValueError(f"Commit property '{name}' is reserved")
+                raise InputError(f"Commit property '{name}' is reserved")
             pairs += [(name, value) for value in values]
         return CommitHeaders(pairs)
 

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from persist_spi.errors import ObjTooLarge
+from persist_spi.errors import InputError, LochkitError, ObjTooLarge, unexpected_error_message
 from persist_spi.ids import ObjId
 from persist_spi.versionstore.content import (
     CONTENT_TYPES,
@@ -71,7 +71,7 @@ _REF_TYPES: Final = {RefKind.BRANCH: "BRANCH", RefKind.TAG: "TAG"}
 _REF_KINDS: Final = {v: k for k, v in _REF_TYPES.items()}
 
 
-class NessieJsonError(ValueError):
+class NessieJsonError(InputError):
     """A JSON document that does not have the shape the API defines (names the field)."""
 
 
@@ -99,7 +99,7 @@ def key_from_json(doc: Any) -> ContentKey:
         raise NessieJsonError(f"content key: 'elements' must be a list of strings, got {elements!r}")
     try:
         return ContentKey(tuple(elements))
-    except ValueError as e:
+    except InputError as e:
         raise NessieJsonError(f"content key {elements!r}: {e}") from None
 
 
@@ -621,9 +621,12 @@ def merge_behavior_from_json(doc: Any) -> MergeKeyBehavior:
         value = doc.get(name)
         where = f"the {name} of the key merge behaviour for '{key}'"
         contents[name] = content_from_json(value, where) if value is not None else None
+    behavior = str(doc.get("mergeBehavior") or "NORMAL")
+    if behavior not in {b.value for b in MergeBehavior}:
+        raise NessieJsonError(f"mergeBehavior for '{key}' must be NORMAL, FORCE or DROP, not '{behavior}'")
     return MergeKeyBehavior(
         key,
-        MergeBehavior(str(doc.get("mergeBehavior") or "NORMAL")),
+        MergeBehavior(behavior),
         contents["expectedTargetContent"],
         contents["resolvedContent"],
     )
@@ -729,7 +732,9 @@ def content_not_found_to_json(key: ContentKey, ref_name: str) -> tuple[int, Json
 
 
 def error_to_json(error: BaseException) -> tuple[int, Json]:
-    """The HTTP status and body a v2 server answers for ``error``."""
+    """The HTTP status and body a v2 server answers for ``error``: 400 only for input lochkit
+    declares wrong (:class:`~persist_spi.errors.InputError`, a value over a size limit); anything
+    else that is not a reference's state is a 500."""
     details: Json | None = None
     if isinstance(error, InvalidOperation):
         # An operation no commit may carry: Nessie answers 400; the conflict rides along.
@@ -744,11 +749,18 @@ def error_to_json(error: BaseException) -> tuple[int, Json]:
         details = {"type": "REFERENCE_CONFLICTS", "conflicts": [conflict_to_json(c) for c in error.conflicts]}
     elif isinstance(error, ReferenceRetryFailureError):
         code = "REFERENCE_CONFLICT"
-    elif isinstance(error, (ValueError, ObjTooLarge)):
+    elif isinstance(error, (InputError, ObjTooLarge)):
         # A value over the database's size limit is the request's fault, as malformed input is.
         code = "BAD_REQUEST"
-    else:
+    elif isinstance(error, LochkitError):
+        # Declared, but not the request's fault (a database that failed, data that does not decode):
+        # its message is written for users.
         code = "UNKNOWN"
+    else:
+        # Nothing lochkit declared: a bug. Nessie names the exception and its causes; the traceback
+        # stays in the server's log.
+        status = ERROR_STATUS["UNKNOWN"]
+        return status, error_body(status, "UNKNOWN", unexpected_error_message(error))
     status = ERROR_STATUS[code]
     return status, error_body(status, code, str(error), details)
 
@@ -772,5 +784,5 @@ def error_from_json(status: int, doc: Any) -> Exception:
         conflicts = [conflict_from_json(c) for c in (doc.get("errorDetails") or {}).get("conflicts") or []]
         if conflicts:
             return InvalidOperation(conflicts, message)
-        return ObjTooLarge.from_message(message) or ValueError(message)
+        return ObjTooLarge.from_message(message) or InputError(message)
     return NessieServerError(status, code or "UNKNOWN", message)

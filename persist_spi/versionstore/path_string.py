@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from persist_spi.errors import InputError
+
 _GROUP_SEPARATOR: Final = "\x1d"
 _ZERO: Final = "\x00"
 _ESCAPES: Final = {".": ".", "*": "*", "{": "/", "}": "\\", "[": "%"}
@@ -48,10 +50,10 @@ def _escaped(elements: list[str], encoded: str) -> list[str]:
         elif c == "*":
             i += 1
             if i == len(encoded):
-                raise ValueError(f"Illegal escaping sequence at the end of encoded path: {encoded}")
+                raise InputError(f"Illegal escaping sequence at the end of encoded path: {encoded}")
             escaped = _ESCAPES.get(encoded[i])
             if escaped is None:
-                raise ValueError(f"Illegal escaping sequence *{encoded[i]} in encoded path: {encoded}")
+                raise InputError(f"Illegal escaping sequence *{encoded[i]} in encoded path: {encoded}")
             current.append(escaped)
         else:
             current.append(c)

@@ -1,52 +1,38 @@
 """The version store: branches and tags, commits, reads at any reference or commit, log and diff.
-Merge and transplant live in :mod:`persist_spi.versionstore.merging`."""
+
+Merge and transplant live in :mod:`persist_spi.versionstore.merging`. What the store and the
+merger share has its own modules, which neither of them is imported by: names and hashes to rows
+and commits (:mod:`~persist_spi.versionstore.ref_mapping`), content values to content
+(:mod:`~persist_spi.versionstore.content_mapping`), and building commits and moving branches
+(:mod:`~persist_spi.versionstore.commit_helper`)."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeVar
 
-from persist_spi.errors import (
-    LochkitError,
-    ObjNotFound,
-    RefAlreadyExists,
-    RefConditionFailed,
-    RefNotFound,
-    UnknownOperationResult,
-)
+from persist_spi.errors import InputError, LochkitError, RefAlreadyExists, RefConditionFailed, RefNotFound
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.elements import CommitOp
 from persist_spi.indexes.layered import LayeredIndex
 from persist_spi.keys import StoreKey, starts_with_elements_or_parts
+from persist_spi.logic.commit_builder import LoadedParent
 from persist_spi.logic.commit_lease import remove_free_lease
-from persist_spi.logic.commit_logic import (
-    CommitLogic,
-    CommitNotFound,
-    ConflictHandler,
-    DiffEntry,
-    LoadedParent,
-    OpHandler,
-    ValueReplacement,
-    report_conflict,
-)
-from persist_spi.logic.conflicts import CommitConflict, CommitConflictError
+from persist_spi.logic.commit_logic import CommitLogic, CommitNotFound, DiffEntry
 from persist_spi.logic.create_commit import CreateCommit
-from persist_spi.logic.outcomes import commit_in_history
 from persist_spi.logic.reference_logic import ReferenceLogic
 from persist_spi.logic.repository_logic import RepositoryLogic
-from persist_spi.logic.retry import RetryNeeded
-from persist_spi.objs import CommitObj, ContentValueObj, tag_obj
+from persist_spi.objs import CommitObj, tag_obj
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
 from persist_spi.versionstore.api import RefOrHash, Validator, VersionStoreApi, check_key_range
-from persist_spi.versionstore.commit_specs import RelativeSpec, resolve_relative
-from persist_spi.versionstore.committing import CommitState, check_value_sizes, decode_value, prepare_commit
+from persist_spi.versionstore.commit_helper import CommitHelper
+from persist_spi.versionstore.commit_specs import RelativeSpec
+from persist_spi.versionstore.committing import CommitState, check_value_sizes, prepare_commit
 from persist_spi.versionstore.content import Content, ContentKey
+from persist_spi.versionstore.content_mapping import ContentMapping
 from persist_spi.versionstore.errors import (
-    Conflict,
-    ConflictType,
     ReferenceAlreadyExistsError,
     ReferenceConflictError,
     ReferenceNotFoundError,
@@ -54,13 +40,15 @@ from persist_spi.versionstore.errors import (
 )
 from persist_spi.versionstore.keymap import from_store_key, store_key_max, store_key_min, to_store_key
 from persist_spi.versionstore.known_heads import known_heads_of
-from persist_spi.versionstore.meta import CommitMeta, commit_meta_of, commit_time_of
+from persist_spi.versionstore.merging import Merger
+from persist_spi.versionstore.meta import CommitMeta, commit_meta_of
 from persist_spi.versionstore.namespaces import namespace_conflicts
 from persist_spi.versionstore.operations import Delete, MergeBehavior, MergeKeyBehavior, Operation, Put
 from persist_spi.versionstore.policies import CommitPolicy, shared_policy
-from persist_spi.versionstore.policies.base import BuiltCommit, CommitRequest, with_retries
+from persist_spi.versionstore.policies.base import BuiltCommit, CommitRequest
 from persist_spi.versionstore.ref_details import reference_history, reference_metadata
-from persist_spi.versionstore.refs import NamedRef, ReferenceAssigned, ReferenceInfo, RefKind, from_full_name
+from persist_spi.versionstore.ref_mapping import RefMapping, reference_info, reference_not_found
+from persist_spi.versionstore.refs import NamedRef, ReferenceAssigned, ReferenceInfo, RefKind
 from persist_spi.versionstore.results import (
     CommitResult,
     ContentsAt,
@@ -73,7 +61,6 @@ from persist_spi.versionstore.results import (
 )
 from persist_spi.versionstore.sources import DEFAULT_SOURCES, StoreSources
 
-T = TypeVar("T")
 FETCH_BATCH = 50
 
 
@@ -108,6 +95,9 @@ class VersionStore:
         #: How commits land on a branch: ``policy``, else the store config's ``commit-policy``
         #: (one policy object per Persist and name, so stores sharing a Persist coordinate).
         self.policy = policy if policy is not None else shared_policy(persist, persist.config.commit_policy)
+        self.contents = ContentMapping(persist)
+        self.ref_mapping = RefMapping(self.refs, self.commits)
+        self.helper = CommitHelper(persist, self.commits, self.known_heads, self.contents)
 
     def default_branch(self) -> str:
         """The repository's default branch: as given, else from the repository description."""
@@ -123,21 +113,21 @@ class VersionStore:
         found = self.refs.get_references([RefKind.BRANCH.value + name, RefKind.TAG.value + name])
         for row in found:
             if row is not None:
-                return self._info(row)
-        raise ReferenceNotFoundError(f"Named reference '{name}' not found")
+                return reference_info(row)
+        raise reference_not_found(name)
 
     def reference(self, ref: NamedRef) -> ReferenceInfo:
         try:
-            return self._info(self.refs.get_reference(ref.full_name))
+            return reference_info(self.refs.get_reference(ref.full_name))
         except RefNotFound:
-            raise ReferenceNotFoundError(f"Named reference '{ref.name}' not found") from None
+            raise reference_not_found(ref.name) from None
 
     def list_references(
         self, kinds: Sequence[RefKind] = (RefKind.BRANCH, RefKind.TAG)
     ) -> Iterator[ReferenceInfo]:
         for kind in kinds:
             for row in self.refs.query_references(kind.value):
-                yield self._info(row)
+                yield reference_info(row)
 
     def create_reference(
         self,
@@ -151,7 +141,7 @@ class VersionStore:
         """Create a branch or tag at ``target`` (default: the empty commit). Tags may carry a
         message, headers and a signature (kept in a TagObj the reference points to as extended info)."""
         target = EMPTY_OBJ_ID if target is None else target
-        self._check_commit_exists(target)
+        self.ref_mapping.check_commit_exists(target)
         other = RefKind.TAG if ref.kind is RefKind.BRANCH else RefKind.BRANCH
         if self.refs.get_references([other.value + ref.name])[0] is not None:
             raise ReferenceAlreadyExistsError(f"Named reference '{ref.name}' already exists.")
@@ -161,10 +151,10 @@ class VersionStore:
             self.persist.store_obj(info)
             extended = info.id
         elif message is not None or headers is not None or signature is not None:
-            raise ValueError("Only tags carry a message, headers or a signature")
+            raise InputError("Only tags carry a message, headers or a signature")
         self.known_heads.forget(ref.full_name)
         try:
-            return self._info(self.refs.create_reference(ref.full_name, target, extended))
+            return reference_info(self.refs.create_reference(ref.full_name, target, extended))
         except RefAlreadyExists:
             raise ReferenceAlreadyExistsError(f"Named reference '{ref.name}' already exists.") from None
 
@@ -173,7 +163,7 @@ class VersionStore:
         try:
             self.refs.delete_reference(ref.full_name, expected_hash)
         except RefNotFound:
-            raise ReferenceNotFoundError(f"Named reference '{ref.name}' not found") from None
+            raise reference_not_found(ref.name) from None
         except RefConditionFailed as e:
             raise unexpected_hash(ref.name, expected_hash, e.reference.pointer) from None
         if ref.kind is RefKind.BRANCH:
@@ -185,17 +175,17 @@ class VersionStore:
         return expected_hash
 
     def assign(self, ref: NamedRef, expected_hash: ObjId | None, target: ObjId) -> ReferenceAssigned:
-        current = self._row(ref, for_update=True)
+        current = self.ref_mapping.row(ref, for_update=True)
         if expected_hash is not None and current.pointer != expected_hash:
-            raise self._unexpected_hash(ref, expected_hash, current.pointer)
-        self._check_commit_exists(target)
+            raise unexpected_hash(ref.name, expected_hash, current.pointer)
+        self.ref_mapping.check_commit_exists(target)
         self.known_heads.forget(ref.full_name)
         try:
             self.refs.assign_reference(current, target)
         except RefConditionFailed as e:
-            raise self._unexpected_hash(ref, expected_hash or current.pointer, e.reference.pointer) from None
+            raise unexpected_hash(ref.name, expected_hash or current.pointer, e.reference.pointer) from None
         except RefNotFound:
-            raise ReferenceNotFoundError(f"Named reference '{ref.name}' not found") from None
+            raise reference_not_found(ref.name) from None
         return ReferenceAssigned(ref, current.pointer, target)
 
     def hash_on_reference(
@@ -204,30 +194,12 @@ class VersionStore:
         """The commit a read addresses: the head of ``ref``, a commit in its history, or (without
         a ref) a detached commit that must exist; then ``relative`` lookups from there (see
         :mod:`persist_spi.versionstore.commit_specs`)."""
-        if ref is None:
-            if hash_ is None:
-                raise ValueError("Give a reference, a hash, or both")
-            self._check_commit_exists(hash_)
-            start = hash_
-        else:
-            head = self._row(ref).pointer
-            start = head if hash_ is None else hash_
-            if start != head:
-                self._find_in_history(ref, head, start)
-        if not relative:
-            return start
-        try:
-            return resolve_relative(start, relative, self._existing_commit, commit_time_of)
-        except ObjNotFound as e:
-            raise ReferenceNotFoundError(f"Commit '{e.obj_ids[0]}' not found") from None
-
-    def _existing_commit(self, commit_id: ObjId) -> CommitObj:
-        return self.persist.fetch_as(commit_id, CommitObj)
+        return self.ref_mapping.hash_on_reference(ref, hash_, relative)
 
     def reference_metadata(self, ref: NamedRef, base: NamedRef | None = None) -> ReferenceMetadata:
         """The head's commit meta and commit count; for a branch other than ``base`` (default: the
         default branch), the commits ahead and behind it and their common ancestor."""
-        head = self._row(ref).pointer
+        head = self.ref_mapping.row(ref).pointer
         base = base if base is not None else NamedRef(self.default_branch(), RefKind.BRANCH)
         base_row = self.refs.get_references([base.full_name])[0]
         base_head = base_row.pointer if base_row is not None else None
@@ -235,14 +207,7 @@ class VersionStore:
 
     def reference_history(self, ref: NamedRef, head_commits_to_scan: int | None = None) -> ReferenceHistory:
         """The reference's head and its recorded former heads, each checked for consistency."""
-        return reference_history(self.persist, ref, self._row(ref), head_commits_to_scan)
-
-    def _resolve(self, where: RefOrHash) -> ObjId:
-        return (
-            self.hash_on_reference(where, None)
-            if isinstance(where, NamedRef)
-            else self.hash_on_reference(None, where)
-        )
+        return reference_history(self.persist, ref, self.ref_mapping.row(ref), head_commits_to_scan)
 
     # --- commits ---------------------------------------------------------------------------------
 
@@ -258,14 +223,14 @@ class VersionStore:
         rejected only when a key it touches changed since ``expected_hash`` (default: the head).
         How it lands (retries, waiting, grouping) is the store's :attr:`policy`."""
         if branch.kind is not RefKind.BRANCH:
-            raise ValueError("Reference to commit into must be a branch.")
+            raise InputError("Reference to commit into must be a branch.")
         check_value_sizes(self.persist, operations)
         return self.policy.commit(self, CommitRequest(branch, expected_hash, meta, operations, validator))
 
     # --- what commit policies ask of the store (policies.base.Committer) -------------------------
 
     def read_branch(self, branch: NamedRef) -> Reference:
-        row = self._row(branch, for_update=True)
+        row = self.ref_mapping.row(branch, for_update=True)
         self.known_heads.remember(row)
         return row
 
@@ -277,6 +242,7 @@ class VersionStore:
         request: CommitRequest,
         state: CommitState,
         head: Reference,
+        *,
         parent: CommitObj | None = None,
         store: bool = True,
     ) -> BuiltCommit:
@@ -288,7 +254,7 @@ class VersionStore:
         tip_id = head_id if parent is None else parent.id
         expected_id = request.expected_hash if request.expected_hash is not None else tip_id
         if expected_id not in (tip_id, head_id):
-            self._find_in_history(request.branch, head_id, expected_id)
+            self.ref_mapping.find_in_history(request.branch, head_id, expected_id)
         tip_commit = self.commits.fetch_commit(head_id) if parent is None else parent
         tip_index = self.commits.indexes.build_complete_index_or_empty(tip_commit)
         reference = tip_index.reference if isinstance(tip_index, LayeredIndex) else None
@@ -296,12 +262,12 @@ class VersionStore:
         prepared = prepare_commit(
             self.persist,
             request.operations,
-            expected_index,
-            tip_index,
-            expected_id == tip_id,
-            state,
-            self._content_for_op,
-            self.sources.new_content_id,
+            expected_index=expected_index,
+            head_index=tip_index,
+            expected_is_head=expected_id == tip_id,
+            state=state,
+            current_content=self.contents.content_for_op,
+            new_content_id=self.sources.new_content_id,
         )
         if self.persist.config.namespace_validation:
             conflicts = namespace_conflicts(
@@ -319,7 +285,7 @@ class VersionStore:
             removes=tuple(prepared.removes),
             unchanged=tuple(prepared.unchanged),
         )
-        commit = self._build(create, loaded_parent=LoadedParent(tip_commit, reference))
+        commit = self.helper.build(create, loaded_parent=LoadedParent(tip_commit, reference))
         if not store:
             result = CommitResult(commit.id, tip_id, dict(prepared.new_content_ids))
             return BuiltCommit(commit, result, tuple(prepared.objects))
@@ -332,7 +298,7 @@ class VersionStore:
         )
 
     def move_branch(self, ref: Reference, new_head: ObjId) -> None:
-        self._move_branch(ref, new_head)
+        self.helper.move_branch(ref, new_head)
 
     def prepare_values(self, request: CommitRequest, state: CommitState) -> None:
         """Claim the request's new content ids and store its content values, as of the branch
@@ -345,79 +311,23 @@ class VersionStore:
             prepared = prepare_commit(
                 self.persist,
                 request.operations,
-                index,
-                index,
-                True,
-                state,
-                self._content_for_op,
-                self.sources.new_content_id,
+                expected_index=index,
+                head_index=index,
+                expected_is_head=True,
+                state=state,
+                current_content=self.contents.content_for_op,
+                new_content_id=self.sources.new_content_id,
             )
-        except ValueError:
+        except InputError:
             return
         if prepared.objects:
             self.persist.store_objs(prepared.objects)
             state.stored.update(o.id for o in prepared.objects)
 
-    def _build(
-        self,
-        create: CreateCommit,
-        conflict_handler: ConflictHandler = report_conflict,
-        expected_value_replacement: ValueReplacement | None = None,
-        committed_value_replacement: ValueReplacement | None = None,
-        logic: CommitLogic | None = None,
-        loaded_parent: LoadedParent | None = None,
-        op_handler: OpHandler | None = None,
-    ) -> CommitObj:
-        """Build a commit; key conflicts become a ReferenceConflictError naming the current content.
-        ``op_handler`` is told of each operation that went in without a conflict."""
-        logic = logic if logic is not None else self.commits
-        try:
-            return logic.build_commit_obj(
-                create,
-                conflict_handler,
-                op_handler or _ignore_op,
-                expected_value_replacement=expected_value_replacement,
-                committed_value_replacement=committed_value_replacement,
-                loaded_parent=loaded_parent,
-            )
-        except CommitConflictError as e:
-            raise ReferenceConflictError(self._conflicts(e.conflicts)) from None
-
-    def _move_branch(self, ref: Reference, new_head: ObjId) -> None:
-        """Compare-and-swap the branch; a lost race retries the whole attempt on the new head."""
-        try:
-            moved = self.persist.update_reference_pointer(ref, new_head)
-        except RefConditionFailed:
-            self.known_heads.lost_race(ref.name)
-            raise RetryNeeded() from None
-        except UnknownOperationResult:
-            self.known_heads.forget(ref.name)
-            # The write may have happened. If it did, our commit is in the branch's history, at
-            # its head or (when others committed on top since) below it.
-            now = self.persist.fetch_reference_for_update(ref.name)
-            if now is None or not commit_in_history(self.commits, now.pointer, new_head):
-                raise RetryNeeded() from None
-        else:
-            self.known_heads.remember(moved)
-
-    def _with_retries(self, attempt: Callable[[object], T]) -> T:
-        """Run a branch-changing ``attempt`` (merge, transplant) in Nessie's bounded retry loop."""
-        return with_retries(self.persist.config, attempt)
-
-    def _conflicts(self, conflicts: Sequence[CommitConflict]) -> list[Conflict]:
-        existing = [c.existing for c in conflicts]
-        contents = self._contents_for_ops(existing)
-        result = []
-        for conflict, current in zip(conflicts, contents, strict=True):
-            key = from_store_key(conflict.key)
-            conflict_type = ConflictType[conflict.conflict_type.name]
-            result.append(Conflict.of(conflict_type, key if key is not None else conflict.key, current))
-        return result
-
     # --- reads -----------------------------------------------------------------------------------
 
     def get_values(self, where: RefOrHash, keys: Sequence[ContentKey]) -> dict[ContentKey, Content]:
-        index = self.commits.complete_index_of(self._resolve(where))
+        index = self.commits.complete_index_of(self.ref_mapping.resolve(where))
         store_keys = [to_store_key(k) for k in keys]
         index.load_if_necessary(store_keys)
         ops: list[tuple[ContentKey, CommitOp]] = []
@@ -425,7 +335,7 @@ class VersionStore:
             element = index.get(store_key)
             if element is not None and element.op.exists:
                 ops.append((key, element.op))
-        contents = self._contents_for_ops([op for _, op in ops])
+        contents = self.contents.contents_for_ops([op for _, op in ops])
         return {key: content for (key, _), content in zip(ops, contents, strict=True) if content is not None}
 
     def get_value(self, where: RefOrHash, key: ContentKey) -> Content | None:
@@ -434,7 +344,7 @@ class VersionStore:
     def get_contents(self, where: RefOrHash, keys: Sequence[ContentKey]) -> ContentsAt:
         """Like :meth:`get_values`, and also which commit was read (the branch head when
         ``where`` is a reference), as Nessie's GET contents answers."""
-        at = self._resolve(where)
+        at = self.ref_mapping.resolve(where)
         contents = self.get_values(at, keys)
         return ContentsAt(at, contents, where if isinstance(where, NamedRef) else None)
 
@@ -451,7 +361,7 @@ class VersionStore:
     ) -> Iterator[KeyEntry]:
         """Live content keys in key order, optionally with their content (fetched in batches)."""
         check_key_range(min_key, max_key, prefix_key)
-        index = self.commits.complete_index_of(self._resolve(where))
+        index = self.commits.complete_index_of(self.ref_mapping.resolve(where))
         begin, end = _key_range(min_key, max_key, prefix_key, paging_token)
         if begin is not None and end is not None and begin > end:
             return
@@ -476,7 +386,8 @@ class VersionStore:
     def _entries(
         self, batch: list[tuple[ContentKey, str, CommitOp]], with_content: bool
     ) -> Iterator[KeyEntry]:
-        contents = self._contents_for_ops([op for _, _, op in batch]) if with_content else [None] * len(batch)
+        ops = [op for _, _, op in batch]
+        contents = self.contents.contents_for_ops(ops) if with_content else [None] * len(batch)
         for (key, raw, op), content in zip(batch, contents, strict=True):
             yield KeyEntry(
                 key, op.payload, str(op.content_id) if op.content_id else None, content, raw.encode().hex()
@@ -486,7 +397,7 @@ class VersionStore:
         self, where: RefOrHash, *, paging_token: str | None = None, with_operations: bool = False
     ) -> Iterator[LogEntry]:
         """First-parent history, newest first; resume at a page's token (a commit hash, inclusive)."""
-        start = self._resolve(where)
+        start = self.ref_mapping.resolve(where)
         if paging_token:
             start = ObjId.from_hex(paging_token)
         try:
@@ -501,7 +412,7 @@ class VersionStore:
         if with_operations:
             ops = self.commits.indexes.commit_operations(commit)
             adds = [e for e in ops if e.op.exists]
-            contents = self._contents_for_ops([e.op for e in adds])
+            contents = self.contents.contents_for_ops([e.op for e in adds])
             by_key = {e.key: c for e, c in zip(adds, contents, strict=True)}
             deletes: list[Operation] = []
             puts: list[Operation] = []
@@ -530,8 +441,8 @@ class VersionStore:
     ) -> Iterator[Diff]:
         """Keys whose content differs between two references or commits, in key order."""
         check_key_range(min_key, max_key, prefix_key)
-        from_index = self.commits.complete_index_of(self._resolve(from_))
-        to_index = self.commits.complete_index_of(self._resolve(to))
+        from_index = self.commits.complete_index_of(self.ref_mapping.resolve(from_))
+        to_index = self.commits.complete_index_of(self.ref_mapping.resolve(to))
         begin, end = _key_range(min_key, max_key, prefix_key, paging_token)
         if begin is not None and end is not None and begin > end:
             return
@@ -552,7 +463,7 @@ class VersionStore:
         yield from self._diffs(batch)
 
     def _diffs(self, batch: list[DiffEntry]) -> Iterator[Diff]:
-        contents = self._contents_for_ops([op for e in batch for op in (e.from_op, e.to_op)])
+        contents = self.contents.contents_for_ops([op for e in batch for op in (e.from_op, e.to_op)])
         for i, entry in enumerate(batch):
             key = from_store_key(entry.key)
             assert key is not None
@@ -575,9 +486,7 @@ class VersionStore:
     ) -> MergeResult:
         """Squash the source's changes since the merge base into one commit on ``target``; see
         :meth:`persist_spi.versionstore.merging.Merger.merge` for the options."""
-        from persist_spi.versionstore.merging import Merger
-
-        return Merger(self).merge(
+        return self._merger().merge(
             source,
             target,
             expected_hash,
@@ -604,9 +513,7 @@ class VersionStore:
         """Replay contiguous commits one by one on ``target`` (``message`` replaces the message of
         a single transplanted commit); see
         :meth:`persist_spi.versionstore.merging.Merger.transplant` for the options."""
-        from persist_spi.versionstore.merging import Merger
-
-        return Merger(self).transplant(
+        return self._merger().transplant(
             target,
             expected_hash,
             sequence,
@@ -617,52 +524,13 @@ class VersionStore:
             message=message,
         )
 
-    # --- helpers ---------------------------------------------------------------------------------
-
-    def _content_for_op(self, op: CommitOp) -> Content | None:
-        return self._contents_for_ops([op])[0]
-
-    def _contents_for_ops(self, ops: Sequence[CommitOp | None]) -> list[Content | None]:
-        ids = [op.value if op is not None and op.exists else None for op in ops]
-        objs = self.persist.fetch_all_if_exist_as(ids, ContentValueObj)
-        return [decode_value(o) if o is not None else None for o in objs]
-
-    def _row(self, ref: NamedRef, for_update: bool = False) -> Reference:
-        try:
-            if for_update:
-                return self.refs.get_reference_for_update(ref.full_name)
-            return self.refs.get_reference(ref.full_name)
-        except RefNotFound:
-            raise ReferenceNotFoundError(f"Named reference '{ref.name}' not found") from None
-
-    def _info(self, row: Reference) -> ReferenceInfo:
-        named = from_full_name(row.name)
-        if named is None:
-            raise ValueError(f"{row.name} is neither a branch nor a tag")
-        return ReferenceInfo(named, row.pointer, row.created_at_micros, row.extended_info_obj)
-
-    def _check_commit_exists(self, commit_id: ObjId) -> None:
-        if commit_id == EMPTY_OBJ_ID:
-            return
-        try:
-            self.commits.fetch_commit(commit_id)
-        except ObjNotFound:
-            raise ReferenceNotFoundError(f"Commit '{commit_id}' not found") from None
-
-    def _find_in_history(self, ref: NamedRef, head: ObjId, wanted: ObjId) -> None:
-        if wanted == EMPTY_OBJ_ID:
-            return
-        for commit_id in self.commits.commit_id_log(head):
-            if commit_id == wanted:
-                return
-        raise ReferenceNotFoundError(f"Could not find commit '{wanted}' in reference '{ref.name}'.")
-
-    def _unexpected_hash(self, ref: NamedRef, expected: ObjId, actual: ObjId) -> ReferenceConflictError:
-        return unexpected_hash(ref.name, expected, actual)
-
-
-def _ignore_op(_key: StoreKey, _value: ObjId | None) -> None:
-    pass
+    def _merger(self) -> Merger:
+        return Merger(
+            self.helper,
+            self.ref_mapping,
+            sources=self.sources,
+            transplant_commit_time=self.transplant_commit_time,
+        )
 
 
 def _key_range(
@@ -671,7 +539,7 @@ def _key_range(
     if min_key is not None and max_key is not None and store_key_min(min_key) > store_key_max(max_key):
         # Nessie's index refuses such a range ("'to' must be greater than 'from'") when a key lies
         # between the two bounds; lochkit refuses it always, so the answer does not depend on data.
-        raise ValueError(
+        raise InputError(
             f"'to' must be greater than 'from': the minimum key '{min_key}' is above the maximum key "
             f"'{max_key}'"
         )
@@ -687,7 +555,7 @@ def _key_range(
         try:
             begin = StoreKey(bytes.fromhex(token).decode("utf-8"))
         except ValueError:
-            raise ValueError(
+            raise InputError(
                 f"Invalid paging token '{token}': expected the hex text a listing returned"
             ) from None
     return begin, end

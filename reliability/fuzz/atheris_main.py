@@ -9,8 +9,9 @@ import sys
 
 def main() -> None:
     import atheris
+    from atheris.import_hook import instrument_imports
 
-    with atheris.instrument_imports(include=["persist_spi", "backends"]):
+    with instrument_imports(include=["persist_spi", "backends"]):
         from reliability.fuzz.targets import TARGETS
 
     target = TARGETS[sys.argv[1]]

@@ -175,7 +175,7 @@ def decode_store_key(data: bytes) -> None:
 
 def decode_reference_row(data: bytes) -> None:
     """A row as a database returns it, read through the core's conversion (and its history)."""
-    from backends.inmemory import InMemoryAdapter
+    from backends.inmemory.adapter import InMemoryAdapter
     from persist_spi.adapter import RefRow
     from persist_spi.adapter_persist import AdapterPersist
     from persist_spi.config import StoreConfig
@@ -303,18 +303,18 @@ def decode_backend_url(data: bytes) -> None:
 
 def _parse_url(scheme: str, url: str) -> object:
     if scheme in ("postgresql", "cockroachdb"):
-        from backends.postgres_config import parse_settings as pg
+        from backends.postgres.config import parse_settings as pg
 
         return pg("postgres" if scheme == "postgresql" else "cockroachdb", url)
     if scheme == "mongodb":
-        from backends.mongodb_config import parse_settings as mongo
+        from backends.mongodb.config import parse_settings as mongo
 
         return mongo(url)
     if scheme in ("cassandra", "scylladb"):
-        from backends.cassandra_config import parse_url as cql
+        from backends.cassandra.config import parse_url as cql
 
         return cql(scheme, url)
-    from backends.dynamodb_settings import parse_url as dynamo
+    from backends.dynamodb.config import parse_url as dynamo
 
     return dynamo(url)
 

@@ -11,19 +11,21 @@ INVENTORY_SCHEMA_VERSION: Final = 1
 #: Marker file of an inventory directory; the report job recognises inventories by it.
 INVENTORY_JSON: Final = "inventory.json"
 
+# The fields are given as tuples: pyarrow's type stubs read a list of fields of different Arrow
+# types as a list of plain objects.
 OBJECTS: Final = pa.schema(
-    [
+    (
         pa.field("obj_id", pa.string(), nullable=False),
         pa.field("obj_type", pa.string(), nullable=False),
         #: Bytes of the object as lochkit's codec encodes it (what a backend stores, without id).
         pa.field("encoded_size", pa.int64(), nullable=False),
         #: µs since the epoch of the object's last write (0 when the backend does not know).
         pa.field("referenced_us", pa.int64(), nullable=False),
-    ]
+    )
 )
 
 REFERENCES: Final = pa.schema(
-    [
+    (
         pa.field("name", pa.string(), nullable=False),
         #: "branch", "tag", "internal" or "other".
         pa.field("kind", pa.string(), nullable=False),
@@ -31,11 +33,11 @@ REFERENCES: Final = pa.schema(
         pa.field("deleted", pa.bool_(), nullable=False),
         pa.field("created_at_us", pa.int64(), nullable=False),
         pa.field("previous_pointers", pa.int32(), nullable=False),
-    ]
+    )
 )
 
 COMMITS: Final = pa.schema(
-    [
+    (
         pa.field("commit_id", pa.string(), nullable=False),
         #: The direct parent (the empty commit's id for the first commit of a reference).
         pa.field("parent", pa.string(), nullable=False),
@@ -54,21 +56,21 @@ COMMITS: Final = pa.schema(
         #: One value per distinct reference index: equal between parent and child unless it spilled.
         pa.field("reference_index_key", pa.string(), nullable=True),
         pa.field("encoded_size", pa.int64(), nullable=False),
-    ]
+    )
 )
 
 #: Which object another one points to; lets the report attribute each object to the commit that
 #: first needed it (values and index segments of a commit, segments of an IndexSegmentsObj, the
 #: content-id claim of a value).
 LINKS: Final = pa.schema(
-    [
+    (
         pa.field("from_id", pa.string(), nullable=False),
         pa.field("to_id", pa.string(), nullable=False),
         #: "value", "stripe", "reference-index" (commit -> segments object), "segment" (segments
         #: object -> index segment), "content-id" (content value -> the unique-id object claiming
         #: its content id; added in lochkit's later format-1 inventories, older ones lack it).
         pa.field("role", pa.string(), nullable=False),
-    ]
+    )
 )
 
 #: File name (without ``.parquet``) -> schema.

@@ -19,7 +19,7 @@ from loadgen.targets.nessie_rest import nessie_target
 from lochkit.cli import main
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.cache import CachingPersist
-from persist_spi.ownership import load_properties
+from persist_spi.logic.ownership import load_properties
 from persist_spi.versionstore.content import ContentKey, IcebergTable, Namespace
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.nessie_json import content_type_name

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from backends.inmemory import InMemoryAdapter
+from backends.inmemory.adapter import InMemoryAdapter
+from loadgen.durations import parse_duration
 from loadgen.experiments.asymmetric import AsymmetricOptions, ExperimentError, prepare, render, run
 from loadgen.experiments.writer_stats import WriterStats
 from loadgen.runs.events import EventWriter
 from loadgen.targets.in_process import in_process_target
+from loadgen.targets.opening import open_target
 from loadgen.targets.policy import ClientCoordinated, apply_policy, default_policy
 from lochkit.cli import main
 from lochkit.commands.experiment import parse_writers
-from lochkit.durations import parse_duration
-from lochkit.targets import open_target
 from persist_spi.config import StoreConfig
 from persist_spi.versionstore.policies import CoordinatedPolicy, GroupPolicy, NessiePolicy
 from persist_spi.versionstore.refs import branch

@@ -24,6 +24,7 @@ from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Delete, Put
 from persist_spi.versionstore.policies.group import GroupPolicy
 from persist_spi.versionstore.refs import RefKind, branch
+from persist_spi.versionstore.results import KeyEntry
 from persist_spi.versionstore.store import VersionStore
 
 
@@ -37,7 +38,7 @@ def _generate(target: Target, **options: object) -> Recorder:
     return recorder
 
 
-def _entries(target: Target, ref: str) -> dict[ContentKey, object]:
+def _entries(target: Target, ref: str) -> dict[ContentKey, KeyEntry]:
     return {e.key: e for e in target.api.get_entries(branch(ref), with_content=True)}
 
 
@@ -381,7 +382,9 @@ def test_create_missing_namespaces_creates_every_missing_ancestor_once(target: T
     entries = _entries(target, ref)
     created = {k for k, e in entries.items() if e.payload == Namespace.PAYLOAD}
     assert created == {ContentKey.of("a"), ContentKey.of("a", "b"), ContentKey.of("x")}
-    assert entries[ContentKey.of("a", "b")].content.elements == ("a", "b")  # type: ignore[attr-defined]
+    namespace = entries[ContentKey.of("a", "b")].content
+    assert isinstance(namespace, Namespace)
+    assert namespace.elements == ("a", "b")
     assert next(target.api.get_commits(branch(ref))).meta.message == "Create namespaces a, a.b, x"
     # A second run finds nothing missing and commits nothing.
     head = target.api.reference(branch(ref)).hash

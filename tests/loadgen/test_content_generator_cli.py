@@ -37,7 +37,7 @@ def keys(*paths: str) -> list[ContentKey]:
 
 def new_commits(rocks: RocksRepository, ref: str, since: str) -> list[LogEntry]:
     """The commits on ``ref`` after ``since``, oldest first."""
-    newer = []
+    newer: list[LogEntry] = []
     for entry in rocks.log(ref):
         if str(entry.hash) == since:
             return list(reversed(newer))

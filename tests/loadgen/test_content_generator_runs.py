@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-import lochkit.targets
+import loadgen.targets.opening
 from loadgen.targets import Target
 from persist_spi.errors import BackendUnavailable
-from persist_spi.versionstore.content import ContentKey
+from persist_spi.versionstore.content import Content, ContentKey
+from persist_spi.versionstore.operations import Operation, Put
 
 from .run_files import commit_events, run_json
 
@@ -47,15 +48,15 @@ class _FailingCommits:
 
 def fail_commit(monkeypatch: pytest.MonkeyPatch, fail_at: int, error: BaseException) -> None:
     """Make the next command's target fail its ``fail_at``-th commit with ``error``."""
-    real_open = lochkit.targets.open_target
+    real_open = loadgen.targets.opening.open_target
 
     @contextlib.contextmanager
     def failing_open(*args: Any, **kwargs: Any) -> Iterator[Target]:
         with real_open(*args, **kwargs) as target:
-            target.api = _FailingCommits(target.api, fail_at, error)  # type: ignore[assignment]
+            target.api = _FailingCommits(target.api, fail_at, error)
             yield target
 
-    monkeypatch.setattr(lochkit.targets, "open_target", failing_open)
+    monkeypatch.setattr(loadgen.targets.opening, "open_target", failing_open)
 
 
 # --- failed and interrupted runs -------------------------------------------------------------------
@@ -78,7 +79,7 @@ def test_a_backend_error_mid_run_still_sums_up_what_was_done(
 
     done = cli(*argv, *rocks.args, "--out", "run")
 
-    assert done.code == 5  # the database cannot be reached: lochkit.usage.UNAVAILABLE
+    assert done.code == 5  # the database cannot be reached: persist_spi.exit_codes.UNAVAILABLE
     lines = done.err.strip().splitlines()
     error = "rocksdb at here: the database went away. restart it"
     assert lines[-1].endswith(f": {error}")  # the one-line error comes last...
@@ -183,12 +184,17 @@ def test_bulk_commands_show_a_bar_on_a_terminal_and_step_lines_otherwise(
 # --- the seed --------------------------------------------------------------------------------------
 
 
+def _without_id(op: Operation) -> Content:
+    assert isinstance(op, Put), f"the generator only puts, got {op}"
+    return dataclasses.replace(op.content, id=None)
+
+
 def _draws(rocks: RocksRepository) -> list[tuple[str, list[tuple[ContentKey, Any]]]]:
     """Each commit's message and puts, without content ids (which only a given seed fixes)."""
     return [
         (
             entry.meta.message,
-            [(op.key, dataclasses.replace(op.content, id=None)) for op in entry.operations or ()],
+            [(op.key, _without_id(op)) for op in entry.operations or ()],
         )
         for entry in reversed(rocks.log("main"))
     ]

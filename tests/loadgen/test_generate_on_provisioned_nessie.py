@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.parquet as pq
 import pytest
 
-from conformance import provisioning
-from conformance.servers.nessie import STORE_ENV
-from conformance.servers.versions import NESSIE_VERSION
 from nessie_client import NessieRestClient
 from persist_spi.versionstore.content import ContentKey
 from persist_spi.versionstore.nessie_json import content_type_name
 from persist_spi.versionstore.refs import branch
+from provisioning import registry
+from provisioning.base import Provisioned
+from provisioning.servers.nessie import STORE_ENV
+from provisioning.servers.versions import NESSIE_VERSION
 
 if TYPE_CHECKING:  # fixtures of conftest.py
     from .conftest import CliResult
@@ -52,9 +53,9 @@ def read_back(monkeypatch: pytest.MonkeyPatch) -> ReadBack:
     store, or its RocksDB in a working directory lochkit removes, is gone afterwards)."""
     monkeypatch.delenv(STORE_ENV, raising=False)  # Nessie's default store, whatever the caller set
     seen = ReadBack()
-    real_provision = provisioning.provision
+    real_provision = registry.provision
 
-    def provision(*args: Any, **kwargs: Any) -> provisioning.Provisioned:
+    def provision(*args: Any, **kwargs: Any) -> Provisioned:
         provisioned = real_provision(*args, **kwargs)
 
         def read_then_stop() -> None:
@@ -69,7 +70,7 @@ def read_back(monkeypatch: pytest.MonkeyPatch) -> ReadBack:
 
         return dataclasses.replace(provisioned, stop=read_then_stop)
 
-    monkeypatch.setattr(provisioning, "provision", provision)
+    monkeypatch.setattr(registry, "provision", provision)
     return seen
 
 

@@ -163,12 +163,12 @@ def test_prob_keys_are_the_ones_that_land(cli: Cli, rocks: RocksRepository) -> N
 def test_nessie_store_mistakes_are_one_line_and_start_nothing(
     cli: Cli, monkeypatch: pytest.MonkeyPatch, target: list[str], store: str, message: str
 ) -> None:
-    from conformance import provisioning
+    from provisioning import registry
 
     def no_provisioning(*_: object, **__: object) -> None:
         raise AssertionError("nothing may be started for a mistake")
 
-    monkeypatch.setattr(provisioning, "provision", no_provisioning)
+    monkeypatch.setattr(registry, "provision", no_provisioning)
     done = cli("generate", *target, "--nessie-store", store, "-n", "1")
     assert done.code == 2  # a usage error
     [line] = done.err.strip().splitlines()

@@ -145,7 +145,7 @@ def test_the_experiment_prints_nessies_side_and_keeps_its_rows(classpath: str, t
 
 
 def test_in_memory_comparison_rounds_start_on_fresh_repositories(classpath: str, tmp_path: Path) -> None:
-    from backends.inmemory import InMemoryAdapter
+    from backends.inmemory.adapter import InMemoryAdapter
     from loadgen.nessie_compare import Comparison, compare_backend
 
     adapter = InMemoryAdapter()

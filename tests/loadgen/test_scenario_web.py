@@ -46,10 +46,10 @@ def test_a_busy_web_port_is_a_usage_error_before_the_run_starts(busy_port: int, 
 #: lochkit's locustfile with the port check answering "free": the port is then taken by the time
 #: locust binds it, as when another process wins the race between the check and the bind.
 LOST_RACE = """
-import lochkit.locustfile
-from lochkit.locustfile import *  # noqa: F403  (the scenario's user classes)
+import loadgen.scenarios.locustfile
+from loadgen.scenarios.locustfile import *  # noqa: F403  (the scenario's user classes)
 
-lochkit.locustfile._web_ui_address_problem = lambda host, port: None
+loadgen.scenarios.locustfile._web_ui_address_problem = lambda host, port: None
 """
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from loadgen.scenarios import SCENARIOS
-from lochkit.targets import open_target
+from loadgen.targets.opening import open_target
 from persist_spi.versionstore.refs import branch
 
 ROOT = Path(__file__).resolve().parents[2]

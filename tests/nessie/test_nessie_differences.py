@@ -358,8 +358,12 @@ def test_creating_an_existing_name_message(side: Side, existing: str) -> None:
     if existing == "tag":
         name = f"t{side.main.name}"
         side.api.create_reference(tag(name), side.head())
+
+    def create(ref: NamedRef) -> object:
+        return outcome(lambda: side.api.create_reference(ref, side.head()))
+
     for ref in (branch(name), tag(name)):
-        result = outcome(lambda ref=ref: side.api.create_reference(ref, side.head()))
+        result = create(ref)
         assert isinstance(result, ReferenceAlreadyExistsError)
         assert str(result) == f"Named reference '{name}' already exists."
 

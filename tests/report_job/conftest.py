@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from report_job.events import EVENT_COLUMNS
+from .events import EVENT_COLUMNS
 
 pytest.importorskip("pyspark", reason="the reports extra is not installed: pip install 'lochkit[reports]'")
 

@@ -16,7 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from lochkit.cli import main as lochkit
-from report_job.real_load import run_load
+
+from .real_load import run_load
 
 SCREENSHOT = Path(".lochkit") / "report-screenshot.png"
 SECTIONS = ("Load runs", "Comparison across runs", "Storage", "Conformance", "Tables")

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 
 from lochkit.cli import main as lochkit
+from persist_spi.adapter import BackendAdapter
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.logic.repository_logic import RepositoryLogic
 from persist_spi.registry import backend_factory
 from persist_spi.versionstore.content import ContentKey, IcebergTable
 from persist_spi.versionstore.meta import CommitMeta
-from persist_spi.versionstore.operations import Delete, Put
+from persist_spi.versionstore.operations import Delete, Operation, Put
 from persist_spi.versionstore.refs import branch
 from persist_spi.versionstore.store import VersionStore
 from reports.inventory import write_inventory
@@ -24,7 +26,7 @@ SMALL_INDEX = StoreConfig(max_incremental_index_size=2048, max_serialized_index_
 
 def make_repository(
     backend: str, url: str | None, commits: int, puts: int, config: StoreConfig
-) -> tuple[AdapterPersist, object]:
+) -> tuple[AdapterPersist, BackendAdapter]:
     adapter = backend_factory(backend).create(url)
     adapter.setup_schema()
     persist = AdapterPersist(adapter, config)
@@ -32,7 +34,7 @@ def make_repository(
     store = VersionStore(persist)
     head = None
     for i in range(commits):
-        ops = [
+        ops: list[Operation] = [
             Put(ContentKey.of(f"table_{i}_{p}_{'x' * 40}"), IcebergTable(metadata_location=f"s3://w/{i}/{p}"))
             for p in range(puts)
         ]
@@ -49,12 +51,12 @@ def inventory(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         summary = write_inventory(persist, out, source={"backend": "inmemory"})
     finally:
-        adapter.close()  # type: ignore[attr-defined]
+        adapter.close()
     assert summary.rows["commits"] >= 60
     return out
 
 
-def table(inventory: Path, name: str) -> list[dict]:  # type: ignore[type-arg]
+def table(inventory: Path, name: str) -> list[dict[str, Any]]:
     return pq.read_table(inventory / f"{name}.parquet").to_pylist()
 
 
@@ -121,7 +123,7 @@ def test_the_command_inventories_a_rocksdb_repository(
 ) -> None:
     db = tmp_path / "db"
     _, adapter = make_repository("rocksdb", str(db), commits=3, puts=2, config=StoreConfig())
-    adapter.close()  # type: ignore[attr-defined]
+    adapter.close()
     out = tmp_path / "inv"
     assert lochkit(["inventory", "--backend", "rocksdb", "--url", str(db), "--out", str(out)]) == 0
     assert "inventory written to" in capsys.readouterr().out

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from report_job.events import event
 from reports import run_metrics as rm
+
+from .events import event
 
 
 def rows_by(df: Any, *keys: str) -> dict[Any, Any]:

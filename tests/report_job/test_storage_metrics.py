@@ -15,12 +15,13 @@ from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Put
 from persist_spi.versionstore.refs import branch
 from persist_spi.versionstore.store import VersionStore
-from report_job.test_inventory import SMALL_INDEX, make_repository
 from reports import storage_metrics as sm
 from reports.inputs import HadoopFs, LocalFs, discover
 from reports.inventory import write_inventory
 from reports.loading import load_inventories
 from reports.projection import parse_projection
+
+from .test_inventory import SMALL_INDEX, make_repository
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def inventory_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         write_inventory(persist, out, source={"backend": "inmemory"})
     finally:
-        adapter.close()  # type: ignore[attr-defined]
+        adapter.close()
     return out
 
 
@@ -87,7 +88,7 @@ def test_the_projection_predicts_the_objects_of_the_same_repository_after_twice_
         _commit_tables(store, 30, 30, puts=4)
         write_inventory(persist, tmp_path / "after-60", source={"backend": "inmemory"})
     finally:
-        adapter.close()  # type: ignore[attr-defined]
+        adapter.close()
     measured = pq.read_table(tmp_path / "after-60" / "objects.parquet").num_rows
     inventories, tables = load_inventories(
         spark, HadoopFs(spark), discover(LocalFs(), [str(tmp_path / "after-30")]).inventories

@@ -161,7 +161,7 @@ def test_stale_expected_hash_conflict_is_409_with_the_key(api: Api, catalog: dic
     ],
 )
 def test_bad_requests_say_what_is_wrong(
-    api: Api, method: str, path: str, body: Any, params: dict[str, str], message: str
+    api: Api, method: str, path: str, body: Any, params: dict[str, Any], message: str
 ) -> None:
     status, doc = api.call(method, path, body, **params)
     assert (status, doc["errorCode"]) == (400, "BAD_REQUEST"), doc

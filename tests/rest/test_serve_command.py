@@ -20,7 +20,7 @@ from nessie_client import NessieRestClient
 from persist_spi.versionstore.content import ContentKey, Namespace
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Put
-from persist_spi.versionstore.policies import POLICIES
+from persist_spi.versionstore.policies import commit_policy
 from persist_spi.versionstore.refs import branch
 
 CLI = str(Path(sys.executable).with_name("lochkit"))
@@ -122,7 +122,7 @@ def test_the_served_store_commits_under_the_policy_asked_for(
     assert main([*base, *argv]) == 0
     [(policy, store_policy)] = applied
     assert policy == expected
-    assert isinstance(store_policy, POLICIES[expected])
+    assert isinstance(store_policy, type(commit_policy(expected)))
 
 
 def test_a_port_in_use_is_named(capsys: pytest.CaptureFixture[str]) -> None:

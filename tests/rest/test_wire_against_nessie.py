@@ -31,9 +31,9 @@ EMPTY = str(EMPTY_OBJ_ID)
 def nessie() -> Iterator[str]:
     """``LOCHKIT_NESSIE_URL`` if given, else a Nessie server started for this module; emptied first."""
     from conformance.rest_harness import reset_nessie
-    from conformance.servers.nessie import PROVISIONER
-    from conformance.workdir import make_workdir, remove_workdir
     from nessie_client import NessieRestClient
+    from provisioning.servers.nessie import PROVISIONER
+    from provisioning.workdir import make_workdir, remove_workdir
 
     given = os.environ.get("LOCHKIT_NESSIE_URL")
     provisioned = None

@@ -15,10 +15,8 @@ from typing import Any
 
 import pytest
 
-from backends.cassandra import CassandraAdapter, CassandraBackendFactory
-from conformance.provisioning import Provisioned
-from conformance.servers.cassandra import PROVISIONER, VERSION
-from conformance.servers.process import free_port
+from backends.cassandra import CassandraBackendFactory
+from backends.cassandra.adapter import CassandraAdapter
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,
@@ -28,6 +26,9 @@ from persist_spi.errors import (
     BackendUnavailable,
     UnknownOperationResult,
 )
+from provisioning.base import Provisioned
+from provisioning.servers.cassandra import PROVISIONER, VERSION
+from provisioning.servers.process import free_port
 
 pytest.importorskip("cassandra")
 

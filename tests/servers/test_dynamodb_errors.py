@@ -18,12 +18,10 @@ pytest.importorskip("boto3")
 
 import contextlib
 
-from backends.dynamodb import DYNAMODB_ITEM_LIMIT, DynamoBackendFactory
-from backends.dynamodb_adapter import DynamoDBAdapter
-from backends.dynamodb_schema import SCHEMA_ITEM_KEY
-from conformance.provisioning import Provisioned, provision
-from conformance.servers.process import free_port
-from conformance.workdir import workdir
+from backends.dynamodb import DynamoBackendFactory
+from backends.dynamodb.adapter import DynamoDBAdapter
+from backends.dynamodb.capabilities import DYNAMODB_ITEM_LIMIT
+from backends.dynamodb.schema import SCHEMA_ITEM_KEY
 from persist_spi.adapter import ObjRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,
@@ -32,6 +30,10 @@ from persist_spi.errors import (
     BackendUnavailable,
     ObjTooLarge,
 )
+from provisioning.base import Provisioned
+from provisioning.registry import provision
+from provisioning.servers.process import free_port
+from provisioning.workdir import workdir
 
 FACTORY = DynamoBackendFactory()
 

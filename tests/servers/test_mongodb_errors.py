@@ -17,9 +17,9 @@ from urllib.parse import quote_plus
 import pytest
 from pymongo import MongoClient
 
-from backends.mongodb import SCHEMA_VERSION, MongoAdapter, MongoBackendFactory
-from conformance.servers.mongodb import FerretDB, start_ferretdb
-from conformance.servers.process import free_port
+from backends.mongodb import MongoBackendFactory
+from backends.mongodb.adapter import MongoAdapter
+from backends.mongodb.schema import SCHEMA_VERSION
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,
@@ -29,6 +29,8 @@ from persist_spi.errors import (
     BackendUnavailable,
     UnknownOperationResult,
 )
+from provisioning.servers.mongodb import FerretDB, start_ferretdb
+from provisioning.servers.process import free_port
 
 FACTORY = MongoBackendFactory()
 USER = "lochkit-admin"
@@ -80,7 +82,7 @@ def test_connects_to_ferretdb_and_declares_what_it_can(server: FerretDB, prefix:
     try:
         assert adapter.is_ferretdb
         assert (adapter.server_version() or "").startswith("FerretDB v1.24.2")
-        assert adapter.capabilities.multi_process is False  # see backends/mongodb.py
+        assert adapter.capabilities.multi_process is False  # see backends/mongodb/capabilities.py
         assert adapter.capabilities.hard_object_size_limit == FACTORY.capabilities.hard_object_size_limit
         assert adapter.setup_schema().endswith(f"(schema version {SCHEMA_VERSION})")  # idempotent
     finally:

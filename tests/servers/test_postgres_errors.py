@@ -21,9 +21,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from backends.postgres import CockroachBackendFactory, PostgresAdapter, PostgresBackendFactory
-from conformance.servers.postgres import PROVISIONER, PostgresProvisioned
-from conformance.servers.process import free_port, port_answers
+from backends.postgres import CockroachBackendFactory, PostgresBackendFactory
+from backends.postgres.adapter import PostgresAdapter
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,
@@ -34,6 +33,8 @@ from persist_spi.errors import (
     BackendUnavailable,
     UnknownOperationResult,
 )
+from provisioning.servers.postgres import PROVISIONER, PostgresProvisioned
+from provisioning.servers.process import free_port, port_answers
 
 FACTORY = PostgresBackendFactory()
 SECRET = "Very$ecret-" + uuid.uuid4().hex

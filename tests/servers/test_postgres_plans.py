@@ -20,9 +20,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from backends.postgres import PostgresAdapter, PostgresBackendFactory
-from conformance.servers.postgres import PROVISIONER, PostgresProvisioned
+from backends.postgres import PostgresBackendFactory
+from backends.postgres.adapter import PostgresAdapter
 from persist_spi.adapter import ObjRow
+from provisioning.servers.postgres import PROVISIONER, PostgresProvisioned
 
 OBJECTS = 3_000
 
@@ -38,6 +39,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresProvisi
 
 @pytest.fixture
 def adapter(server: PostgresProvisioned) -> Iterator[PostgresAdapter]:
+    assert server.url is not None
     prefix = f"pl{uuid.uuid4().hex[:6]}_"
     adapter = PostgresBackendFactory().create(f"{server.url}?table_prefix={prefix}")
     assert isinstance(adapter, PostgresAdapter)

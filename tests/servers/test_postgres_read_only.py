@@ -14,11 +14,11 @@ import psycopg
 import pytest
 
 from backends.postgres import PostgresBackendFactory
-from conformance.servers.postgres import PROVISIONER, PostgresProvisioned
 from persist_spi.adapter import RefRow
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.versionstore.store import VersionStore
+from provisioning.servers.postgres import PROVISIONER, PostgresProvisioned
 
 LOCHKIT = str(Path(sys.executable).with_name("lochkit"))
 

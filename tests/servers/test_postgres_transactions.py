@@ -25,7 +25,6 @@ import psycopg
 import pytest
 
 from backends.postgres import PostgresBackendFactory
-from conformance.servers.postgres import PROVISIONER, PostgresProvisioned
 from persist_spi.cache_store import ObjectCache
 from persist_spi.config import StoreConfig
 from persist_spi.logic.repository_logic import RepositoryLogic
@@ -35,6 +34,7 @@ from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Put
 from persist_spi.versionstore.refs import branch
 from persist_spi.versionstore.store import VersionStore
+from provisioning.servers.postgres import PROVISIONER, PostgresProvisioned
 
 FACTORY = PostgresBackendFactory()
 PREFIX = f"tx{uuid.uuid4().hex[:6]}_"

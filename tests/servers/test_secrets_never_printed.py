@@ -18,10 +18,10 @@ import pytest
 from psycopg import sql
 
 from backends.postgres import PostgresBackendFactory
-from conformance.servers.postgres import PROVISIONER
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.logic.repository_logic import RepositoryLogic
+from provisioning.servers.postgres import PROVISIONER
 
 SECRET = "Planted$ecret-" + uuid.uuid4().hex[:12]
 FORMS = sorted({SECRET, quote(SECRET, safe=""), quote_plus(SECRET)})
@@ -93,7 +93,7 @@ def test_check_prints_and_writes_no_password(url: str, tmp_path: Path) -> None:
     code, out = lochkit(
         "check", "--backend", "postgres", "--url", f"{down}?connect_timeout=3&pool_timeout=3", cwd=tmp_path
     )
-    assert code == 5  # cannot be reached: lochkit.usage.UNAVAILABLE
+    assert code == 5  # cannot be reached: persist_spi.exit_codes.UNAVAILABLE
     assert_clean(out, "lochkit check against a server that is down")
     assert assert_tree_clean(tmp_path) >= 3
 
@@ -134,7 +134,7 @@ def test_conformance_report_holds_no_password(url: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("backend", "template", "expected"),
     [
-        # Unreachable: exit code 5 (lochkit.usage.UNAVAILABLE); a bad URL: a usage error, 2.
+        # Unreachable: exit code 5 (persist_spi.exit_codes.UNAVAILABLE); a bad URL: a usage error, 2.
         (
             "postgres",
             "postgresql://lochkit:{secret}@127.0.0.1:{port}/lochkit?connect_timeout=3&pool_timeout=3",

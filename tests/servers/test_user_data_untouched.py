@@ -26,16 +26,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance.servers.postgres import PROVISIONER
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.config import StoreConfig
 from persist_spi.logic.internal_refs import REF_REFS, REF_REPO
-from persist_spi.ownership import LOAD_OWNER, OWNER_PROPERTY, is_scratch
+from persist_spi.logic.ownership import LOAD_OWNER, OWNER_PROPERTY, is_scratch
 from persist_spi.registry import backend_factory
 from persist_spi.versionstore.content import ContentKey, IcebergTable, Namespace
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Put
 from persist_spi.versionstore.refs import branch
+from provisioning.servers.postgres import PROVISIONER
 
 USER_REPOSITORIES = ("", "warehouse")
 USER_REFS = (REF_REFS, REF_REPO, "refs/heads/main", "refs/heads/dev")
@@ -69,7 +69,7 @@ def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
 def _write_user_catalog(db: Database) -> None:
     """A catalog in each user repository, opened the way ``lochkit serve`` opens it."""
-    from lochkit.targets import open_target
+    from loadgen.targets.opening import open_target
 
     for repository in USER_REPOSITORIES:
         args = SimpleNamespace(

@@ -649,7 +649,7 @@ def test_upsert_and_delete_evict_even_when_they_fail(rig: Rig, method: str) -> N
     obj = tag_obj("x")
     rig.cp.store_obj(obj)
     rig.spy.failing.add(method)
-    write = (
+    write: Callable[[], object] = (
         (lambda: rig.cp.upsert_objs([obj, None]))
         if method == "upsert_objs"
         else (lambda: rig.cp.delete_objs([obj.id, None]))

@@ -170,7 +170,7 @@ def test_servers_install_of_a_server_that_cannot_run_here_fails_with_the_reason(
 
 
 def test_servers_list_says_per_server_what_is_installed_and_what_it_needs() -> None:
-    from conformance.provisioning import provisioners
+    from provisioning.registry import provisioners
 
     done = lochkit("servers", "list")
     assert done.returncode == 0

@@ -86,7 +86,9 @@ def test_a_database_that_cannot_be_reached_exits_5_from_every_command(
     argv: list[str], tmp_path: Path
 ) -> None:
     done = lochkit(*argv, "--backend", "postgres", "--url", UNREACHABLE, cwd=tmp_path)
-    assert done.returncode == 5, done.stdout[-2000:] + done.stderr[-2000:]  # lochkit.usage.UNAVAILABLE
+    assert done.returncode == 5, (
+        done.stdout[-2000:] + done.stderr[-2000:]
+    )  # persist_spi.exit_codes.UNAVAILABLE
     assert "cannot reach the server" in done.stderr
     assert "secret" not in done.stdout + done.stderr
 
@@ -104,7 +106,7 @@ def _option_help(prog: str, option: str) -> str:
 
 @pytest.mark.parametrize(("prog", "option"), DURATION_OPTIONS)
 def test_every_duration_option_advertises_the_forms_its_errors_list(prog: str, option: str) -> None:
-    from lochkit.durations import FORMS
+    from loadgen.durations import FORMS
 
     assert FORMS in _option_help(prog, option)
     extra = ["--backend", "inmemory"]
@@ -156,7 +158,7 @@ def _scenario_metavars() -> dict[str, str]:
         [
             "import argparse, json",
             inspect.getsource(_metavars),
-            "from lochkit.locustfile import add_arguments",
+            "from loadgen.scenarios.locustfile import add_arguments",
             "parser = argparse.ArgumentParser()",
             "add_arguments(parser)",
             "print(json.dumps(_metavars(parser)))",
@@ -263,7 +265,9 @@ def test_a_command_whose_output_is_cut_off_ends_quietly(tmp_path: Path) -> None:
     with (tmp_path / "stderr").open("w") as stderr:
         process = subprocess.Popen([LOCHKIT, "backends", "--json"], stdout=writer, stderr=stderr)
         os.close(writer)
-        assert process.wait(timeout=120) == 141  # lochkit.usage.BROKEN_PIPE, as a shell reports SIGPIPE
+        assert (
+            process.wait(timeout=120) == 141
+        )  # persist_spi.exit_codes.BROKEN_PIPE, as a shell reports SIGPIPE
     err = (tmp_path / "stderr").read_text()
     assert "Traceback" not in err
     assert "BrokenPipeError" not in err

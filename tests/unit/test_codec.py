@@ -12,6 +12,7 @@ from persist_spi.codec import (
     encode_previous_pointers,
 )
 from persist_spi.ids import ObjId, random_obj_id
+from persist_spi.keys import StoreKey
 from persist_spi.objs import GenericObj, Obj
 from persist_spi.references import PreviousPointer
 
@@ -58,7 +59,9 @@ def test_index_segments_decode_once_per_distinct_bytes() -> None:
     from persist_spi.ids import EMPTY_OBJ_ID
     from persist_spi.objs import IndexSegmentsObj, IndexStripe
 
-    stripes = tuple(IndexStripe(f"k{i:03}a", f"k{i:03}z", random_obj_id()) for i in range(60))
+    stripes = tuple(
+        IndexStripe(StoreKey(f"k{i:03}a"), StoreKey(f"k{i:03}z"), random_obj_id()) for i in range(60)
+    )
     encoded = DEFAULT_CODEC.encode(IndexSegmentsObj(id=EMPTY_OBJ_ID, referenced=0, stripes=stripes))
     first_id, second_id = random_obj_id(), random_obj_id()
     first = DEFAULT_CODEC.decode(first_id, encoded.type_short_name, bytes(encoded.data), 1, None)

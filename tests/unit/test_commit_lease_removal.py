@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any, cast
 
-from backends.inmemory import InMemoryAdapter
+from backends.inmemory.adapter import InMemoryAdapter
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.ids import ObjId

@@ -7,14 +7,16 @@ from __future__ import annotations
 import gc
 import threading
 import time
+from typing import cast
 
 import pytest
 
-from backends.inmemory import InMemoryAdapter
+from backends.inmemory.adapter import InMemoryAdapter
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.logic.commit_lease import CommitTargetLease, LeaseState, lease_ref_name
 from persist_spi.logic.repository_logic import RepositoryLogic
+from persist_spi.persist import Persist
 from persist_spi.versionstore import CommitMeta, IcebergTable, Put, VersionStore
 from persist_spi.versionstore.content import ContentKey
 from persist_spi.versionstore.policies import (
@@ -32,8 +34,8 @@ from persist_spi.versionstore.refs import branch
 MAIN = branch("main")
 
 
-def _persist(**config: object) -> AdapterPersist:
-    persist = AdapterPersist(InMemoryAdapter(), StoreConfig(**config))  # type: ignore[arg-type]
+def _persist(commit_policy: str = "nessie") -> AdapterPersist:
+    persist = AdapterPersist(InMemoryAdapter(), StoreConfig(commit_policy=commit_policy))
     RepositoryLogic(persist).initialize("main")
     return persist
 
@@ -60,12 +62,18 @@ def test_a_persist_collected_while_another_registers_does_not_deadlock() -> None
         return {}
 
     values: PerPersist[dict[str, int]] = PerPersist(collect_then_make)
-    old = _CyclicPersist()
-    values(old)  # type: ignore[arg-type]
+    # Stand-ins: PerPersist only keys on the object.
+    old = cast(Persist, _CyclicPersist())
+    values(old)
     del old
-    new = _CyclicPersist()
+    new = cast(Persist, _CyclicPersist())
     done = threading.Event()
-    registered = threading.Thread(target=lambda: (values(new), done.set()), daemon=True)  # type: ignore[arg-type]
+
+    def register() -> None:
+        values(new)
+        done.set()
+
+    registered = threading.Thread(target=register, daemon=True)
     registered.start()
     assert done.wait(10), "registering a Persist deadlocked on the finalizer of a collected one"
 
@@ -98,7 +106,12 @@ def test_fairness_gate_lets_the_writer_with_most_lost_races_go_first() -> None:
     gate.enter(2)
     assert gate.lost(1) is True  # 1 lost once, 2 never: 1 leads
     order: list[str] = []
-    waiting = threading.Thread(target=lambda: (gate.wait_turn(2, time.monotonic() + 30), order.append("2")))
+
+    def second_writer() -> None:
+        gate.wait_turn(2, time.monotonic() + 30)
+        order.append("2")
+
+    waiting = threading.Thread(target=second_writer)
     waiting.start()
     time.sleep(0.05)
     assert order == []  # writer 2 waits for writer 1
@@ -213,8 +226,8 @@ def test_per_persist_forgets_a_collected_persist_while_it_makes_another() -> Non
         return object()
 
     values = PerPersist(make)
-    old = Cyclic()
-    values(old)  # type: ignore[arg-type]
+    old = cast(Persist, Cyclic())  # a stand-in: PerPersist only keys on the object
+    values(old)
     del old
     worker = threading.Thread(target=values, args=(Cyclic(),), daemon=True)
     worker.start()

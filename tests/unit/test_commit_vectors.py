@@ -16,6 +16,7 @@ from persist_spi.config import StoreConfig
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import ObjId
 from persist_spi.keys import key
+from persist_spi.logic.commit_builder import ConflictHandler
 from persist_spi.logic.commit_logic import CommitLogic
 from persist_spi.logic.conflicts import CommitConflictError, ConflictResolution
 from persist_spi.logic.create_commit import Add, CreateCommit, Remove, Unchanged
@@ -33,16 +34,28 @@ def _uuid(text: str | None) -> uuid.UUID | None:
     return uuid.UUID(text) if text else None
 
 
+def _always(resolution: ConflictResolution) -> ConflictHandler:
+    return lambda _conflict: resolution
+
+
 def create_commit(record: dict[str, Any]) -> CreateCommit:
     adds, removes, unchanged = [], [], []
     for op in record["ops"]:
         k = key(*op["key"])
         if op["type"] == "add":
             adds.append(
-                Add(k, op["payload"], _id(op["value"]), _id(op["expected_value"]), _uuid(op["content_id"]))
-            )  # type: ignore[arg-type]
+                Add(
+                    k,
+                    op["payload"],
+                    ObjId.from_hex(op["value"]),
+                    _id(op["expected_value"]),
+                    _uuid(op["content_id"]),
+                )
+            )
         elif op["type"] == "remove":
-            removes.append(Remove(k, op["payload"], _id(op["expected_value"]), _uuid(op["content_id"])))  # type: ignore[arg-type]
+            removes.append(
+                Remove(k, op["payload"], ObjId.from_hex(op["expected_value"]), _uuid(op["content_id"]))
+            )
         else:
             unchanged.append(Unchanged(k, op["payload"], _id(op["expected_value"]), _uuid(op["content_id"])))
     return CreateCommit(
@@ -68,11 +81,11 @@ def test_chain_replays_with_nessies_ids(chain: dict[str, Any]) -> None:
         handler = ConflictResolution[record["conflict_handler"]]
         if "conflicts" in record:
             with pytest.raises(CommitConflictError) as e:
-                logic.build_commit_obj(create, lambda c, h=handler: h)
+                logic.build_commit_obj(create, conflict_handler=_always(handler))
             got = [(list(c.key.split("\x00")), c.conflict_type.name) for c in e.value.conflicts]
             assert got == [(c["key"], c["type"]) for c in record["conflicts"]], record["name"]
             continue
-        built = logic.build_commit_obj(create, lambda c, h=handler: h)
+        built = logic.build_commit_obj(create, conflict_handler=_always(handler))
         if not record["java_header_order_is_sorted"]:
             # Deliberate difference: lochkit hashes header names sorted, Nessie in HashMap order.
             assert built.id.hex() != record["id"]

@@ -1,4 +1,4 @@
-"""docker-compose.yml must use exactly the images pinned in conformance/servers/versions.py, and every
+"""docker-compose.yml must use exactly the images pinned in provisioning/servers/versions.py, and every
 place that names the Nessie release takes it from the one constant there."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from conformance import nessie_differences
-from conformance.servers import nessie
-from conformance.servers.versions import IMAGES, LOCAL, NESSIE_VERSION
+from provisioning.servers import nessie
+from provisioning.servers.versions import IMAGES, LOCAL, NESSIE_VERSION
 
 COMPOSE = Path(__file__).parents[2] / "docker-compose.yml"
 

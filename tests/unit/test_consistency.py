@@ -5,6 +5,7 @@ real backend."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from pathlib import Path
 
@@ -13,9 +14,12 @@ import pytest
 from backends.inmemory import InMemoryBackendFactory
 from persist_spi.adapter import ObjRow
 from persist_spi.adapter_persist import AdapterPersist
+from persist_spi.check.consistency import RepositoryChecker
+from persist_spi.check.findings import CheckReport, ExitCode, Severity
 from persist_spi.config import StoreConfig
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.store_index import deserialize_index
+from persist_spi.keys import StoreKey
 from persist_spi.logic.commit_lease import LeaseState, lease_ref_name
 from persist_spi.logic.reference_logic import ReferenceLogic
 from persist_spi.objs import CommitObj, ContentValueObj, IndexObj
@@ -25,21 +29,17 @@ from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Put
 from persist_spi.versionstore.refs import branch, tag
 from persist_spi.versionstore.store import VersionStore
-from reliability.check_parquet import FINDINGS_FILE, REFERENCES_FILE, RUNS_FILE, write_parquet
-from reliability.consistency import RepositoryChecker
-from reliability.findings import CheckReport, ExitCode, Severity
+from reports.check_parquet import FINDINGS_FILE, REFERENCES_FILE, RUNS_FILE, write_parquet
 
 MAIN = branch("main")
 
 
-def _repository(commits: int = 40, **config: int) -> tuple[AdapterPersist, VersionStore]:
+def _repository(commits: int = 40) -> tuple[AdapterPersist, VersionStore]:
     """A repository whose small index limits make commits spill into stripes and segments."""
     adapter = InMemoryBackendFactory().create()
     persist = AdapterPersist(
         adapter,
-        StoreConfig(
-            repository_id="r", max_incremental_index_size=1024, max_serialized_index_size=2048, **config
-        ),
+        StoreConfig(repository_id="r", max_incremental_index_size=1024, max_serialized_index_size=2048),
     )
     vs = VersionStore(persist)
     vs.repository.initialize("main")
@@ -129,14 +129,8 @@ def test_segment_listed_for_other_keys_is_found() -> None:
 def test_wrong_sequence_number_is_found() -> None:
     persist, vs = _repository()
     victim = _commits(persist, vs)[7]
-    persist.upsert_obj(CommitObj(**{**_fields(victim), "seq": victim.seq + 5}))
+    persist.upsert_obj(dataclasses.replace(victim, seq=victim.seq + 5))
     assert "sequence-mismatch" in _codes(_check(persist))
-
-
-def _fields(commit: CommitObj) -> dict[str, object]:
-    import dataclasses
-
-    return {f.name: getattr(commit, f.name) for f in dataclasses.fields(commit)}
 
 
 def test_row_without_registration_is_an_error() -> None:
@@ -192,7 +186,7 @@ def test_missing_registration_record_and_tag_info_are_errors() -> None:
     assert v1.extended_info_obj is not None
     persist.delete_obj(v1.extended_info_obj)
     registry = vs.commits.complete_index_of(persist.fetch_existing_reference("int/refs").pointer)
-    element = registry.get("refs/heads/dev")  # type: ignore[arg-type]
+    element = registry.get(StoreKey("refs/heads/dev"))
     assert element is not None
     assert element.op.value is not None
     persist.delete_obj(element.op.value)
@@ -256,7 +250,7 @@ def test_index_segment_with_keys_out_of_order_is_found() -> None:
 
 
 def test_keys_in_nessies_utf16_order_are_accepted() -> None:
-    from reliability.chains import keys_ascend
+    from persist_spi.check.chains import keys_ascend
 
     assert keys_ascend(["a", "b", "c"])
     assert keys_ascend(["\uffff", "\U00010000"])  # code-point order

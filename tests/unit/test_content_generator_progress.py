@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from loadgen.contentgen.progress import Progress
 
 
@@ -47,3 +49,17 @@ def test_off_a_terminal_it_writes_nothing() -> None:
         progress.advance()
     progress.close()
     assert stream.getvalue() == ""
+
+
+def test_on_a_narrow_terminal_every_redraw_fits_on_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line longer than the terminal wraps, and ``\\r`` then returns only to the start of its last
+    row: every redraw would leave a row behind."""
+    monkeypatch.setenv("COLUMNS", "40")
+    stream = _Terminal()
+    progress = Progress(1000, "generate a long label", stream=stream, unit="commits")
+    progress.advance(500)
+    progress.close()
+    drawn = [part.rstrip("\n") for part in stream.getvalue().split("\r") if part]
+    assert drawn
+    assert all(len(part) < 40 for part in drawn), drawn
+    assert drawn[-1].startswith("generate a long label")

@@ -106,7 +106,7 @@ class ForgetsDeletes(VersionStore):
         operations: Sequence[Operation],
         validator: Validator | None = None,
     ) -> CommitResult:
-        kept = [op for op in operations if not isinstance(op, Delete)] or list(operations)
+        kept: list[Operation] = [op for op in operations if not isinstance(op, Delete)] or list(operations)
         return super().commit(branch, expected_hash, meta, kept, validator)
 
 

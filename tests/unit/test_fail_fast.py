@@ -153,7 +153,8 @@ HANGING_ADAPTER = """
 import threading
 
 import pytest
-from backends.inmemory import InMemoryAdapter, InMemoryBackendFactory
+from backends.inmemory import InMemoryBackendFactory
+from backends.inmemory.adapter import InMemoryAdapter
 from conformance.suites.base import ConformanceSuite
 
 NEVER = threading.Event()

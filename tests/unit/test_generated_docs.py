@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from conformance import snippets
 from conformance.matrix import load, snippet
 from conformance.mutants import MUTANTS
 from conformance.nessie_differences import summary_list
 from loadgen.experiments.figures import read_kept, tables
-from lochkit import snippets
 
 from .doc_pages import DOCS, ROOT
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from conformance.provisioning import ProvisioningFailed, provision
-from conformance.servers.postgres import cockroach_local
 from lochkit.cli import build_parsers, command_syntax
 from lochkit.commands import COMMANDS
 from persist_spi import hints
 from persist_spi.registry import backend_factory
+from provisioning.base import ProvisioningFailed
+from provisioning.registry import provision
+from provisioning.servers.postgres import cockroach_local
 
 pytest_plugins = ["pytester"]
 

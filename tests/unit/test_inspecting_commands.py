@@ -17,13 +17,13 @@ import pytest
 
 from backends.rocksdb import RocksDBBackendFactory
 from persist_spi.adapter_persist import AdapterPersist
+from persist_spi.check.findings import ExitCode
 from persist_spi.config import StoreConfig
 from persist_spi.versionstore.content import ContentKey, IcebergTable
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Put
 from persist_spi.versionstore.refs import branch
 from persist_spi.versionstore.store import VersionStore
-from reliability.findings import ExitCode
 
 LOCHKIT = str(Path(sys.executable).with_name("lochkit"))
 
@@ -133,7 +133,7 @@ def test_a_locked_store_exits_with_the_same_code_from_every_command_that_writes(
         "generate", "--backend", "rocksdb", "--url", str(holder), "-n", "1", "--out", str(tmp_path / "run")
     )
     for done in (repair, generate):
-        assert done.returncode == 5, done.stderr  # lochkit.usage.UNAVAILABLE
+        assert done.returncode == 5, done.stderr  # persist_spi.exit_codes.UNAVAILABLE
         assert "locked by another process" in done.stderr
 
 
@@ -191,10 +191,10 @@ def test_open_existing_reads_refuses_writes_and_creates_nothing(tmp_path: Path) 
     before = files(tmp_path / "db")
     adapter = factory.open_existing(store)
     try:
-        store = VersionStore(AdapterPersist(adapter, StoreConfig()))
-        assert store.reference(branch("main")).hash is not None
+        version_store = VersionStore(AdapterPersist(adapter, StoreConfig()))
+        assert version_store.reference(branch("main")).hash is not None
         with pytest.raises(Exception, match="read only"):
-            store.create_reference(branch("other"))
+            version_store.create_reference(branch("other"))
     finally:
         adapter.close()
     assert files(tmp_path / "db") == before

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from backends.inmemory import InMemoryAdapter
+from backends.inmemory.adapter import InMemoryAdapter
 from conformance.faults import FaultInjectingPersist
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig

@@ -99,12 +99,12 @@ def _random_linearizable_history(rng: random.Random, processes: int, steps: int)
     planned: list[tuple[int, int, int, str, Kind]] = []  # (effect, start, end, process, kind)
     free_at = [0] * processes
     for _ in range(steps):
-        proc = rng.randrange(processes)
-        start = free_at[proc] + rng.randrange(0, 30)
+        process = rng.randrange(processes)
+        start = free_at[process] + rng.randrange(0, 30)
         effect = start + rng.randrange(0, 20)
         end = effect + rng.randrange(0, 20)
-        free_at[proc] = end + 1
-        planned.append((effect, start, end, f"p{proc}", Kind.CAS if rng.random() < 0.6 else Kind.READ))
+        free_at[process] = end + 1
+        planned.append((effect, start, end, f"p{process}", Kind.CAS if rng.random() < 0.6 else Kind.READ))
     planned.sort()
     value, written, ops = "v0", 0, []
     for _effect, start, end, proc, kind in planned:

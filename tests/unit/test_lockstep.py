@@ -71,5 +71,5 @@ def test_the_source_files_of_an_adapter_are_its_classes_files() -> None:
     assert {f.rsplit("/", 2)[-2] + "/" + f.rsplit("/", 1)[-1] for f in files} == {
         "mutants/inmemory_bugs.py",
         "mutants/base.py",
-        "backends/inmemory.py",
+        "inmemory/adapter.py",
     }

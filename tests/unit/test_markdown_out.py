@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lochkit import snippets
+from conformance import snippets
 
 
 def test_a_conformance_run_writes_its_row_of_the_matrix(tmp_path: Path) -> None:

@@ -88,8 +88,8 @@ def test_a_report_renders_as_text_with_the_legend(tmp_path: Path) -> None:
 
 
 def test_markdown_out_writes_the_matrix_and_its_legend_as_a_snippet(tmp_path: Path) -> None:
+    from conformance import snippets
     from conformance.matrix import LEGEND
-    from lochkit import snippets
 
     path = tmp_path / "report.json"
     path.write_text(json.dumps(REPORT))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 import pytest
 
@@ -31,7 +32,7 @@ def test_obj_id_text_form() -> None:
 
 
 def test_hasher_uses_little_endian_primitives() -> None:
-    def digest(fn) -> ObjId:  # type: ignore[no-untyped-def]
+    def digest(fn: Callable[[ObjIdHasher], object]) -> ObjId:
         h = ObjIdHasher("")
         fn(h)
         return h.generate()

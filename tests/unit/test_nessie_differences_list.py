@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import conformance.all
+from conformance import snippets
 from conformance.nessie_differences import (
     DIFFERENCES,
     Difference,
@@ -18,7 +19,6 @@ from conformance.nessie_differences import (
     suite_deviations,
     summary_list,
 )
-from lochkit import snippets
 
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARY = ROOT / "docs" / "generated" / "nessie-differences-summary.md"

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from persist_spi.errors import ObjTooLarge
+from persist_spi.errors import InputError, ObjTooLarge
 from persist_spi.ids import ObjId
 from persist_spi.versionstore import nessie_json as nj
 from persist_spi.versionstore.content import (
@@ -98,9 +98,9 @@ def test_a_value_over_the_size_limit_is_a_bad_request_and_comes_back_as_the_same
     back = nj.error_from_json(status, body)
     assert isinstance(back, ObjTooLarge)
     assert (back.size, back.limit, str(back)) == (error.size, error.limit, str(error))
-    # Any other bad request stays a plain ValueError.
+    # Any other bad request is a plain InputError (a ValueError).
     assert (
-        type(nj.error_from_json(400, {"errorCode": "BAD_REQUEST", "message": "The key is odd"})) is ValueError
+        type(nj.error_from_json(400, {"errorCode": "BAD_REQUEST", "message": "The key is odd"})) is InputError
     )
 
 

@@ -4,6 +4,7 @@ missing capabilities skip with their reason, and reports count per area."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,8 @@ pytest_plugins = ["pytester"]
 
 FACTORY = """
 import pytest
-from backends.inmemory import InMemoryAdapter, InMemoryBackendFactory
+from backends.inmemory import InMemoryBackendFactory
+from backends.inmemory.adapter import InMemoryAdapter
 from persist_spi.adapter import Capabilities
 from conformance.suites.base import ConformanceSuite
 
@@ -58,7 +60,7 @@ class TestProbe(ConformanceSuite):
 """
 
 
-def _run(pytester: pytest.Pytester, deviations: dict[str, str]) -> tuple[pytest.RunResult, dict]:  # type: ignore[type-arg]
+def _run(pytester: pytest.Pytester, deviations: dict[str, str]) -> tuple[pytest.RunResult, dict[str, Any]]:
     pytester.makepyfile(test_probe=FACTORY.replace("{DEVIATIONS}", repr(deviations)))
     report = pytester.path / "report.json"
     result = pytester.runpytest("-p", "no:cacheprovider", "--lochkit-report", str(report))
@@ -174,3 +176,29 @@ def test_every_test_starts_on_empty_repositories(pytester: pytest.Pytester, back
     pytester.makepyfile(test_isolation=ISOLATION)
     result = pytester.runpytest("-p", "no:cacheprovider", "--backend", backend)
     result.assert_outcomes(passed=3)
+
+
+UNKNOWN_CAPABILITY = """
+import pytest
+from conformance.suites.base import ConformanceSuite
+
+
+class TestProbe(ConformanceSuite):
+    area = "probe.area"
+
+    @pytest.mark.lochkit_requires("scan")
+    def test_needs_scans(self, persist):
+        pass
+"""
+
+
+def test_requiring_a_capability_that_does_not_exist_is_an_error_naming_the_known_ones(
+    pytester: pytest.Pytester,
+) -> None:
+    """Not a skip: a misspelt (or retired) capability would otherwise skip its test forever."""
+    pytester.makepyfile(test_probe=UNKNOWN_CAPABILITY)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*unknown capability 'scan'; the capabilities are hard_object_size_limit, multi_process, durable, *"]
+    )

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import provisioning
-from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner
-from conformance.servers.process import run_checked
 from persist_spi import progress
+from provisioning import registry
+from provisioning.base import Provisioned, ProvisioningFailed, ServerProvisioner
+from provisioning.servers.process import run_checked
 
 pytest_plugins = ["pytester"]
 
@@ -90,9 +90,9 @@ class Slow(ServerProvisioner):
 def test_every_provisioners_install_and_start_are_reported(
     lines: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(provisioning, "provisioners", lambda: {"slowdb": Slow()})
-    assert provisioning.install_local("slowdb") == "slowdb 1.0"
-    assert provisioning.start_local("slowdb", tmp_path).url == "slow://here"
+    monkeypatch.setattr(registry, "provisioners", lambda: {"slowdb": Slow()})
+    assert registry.install_local("slowdb") == "slowdb 1.0"
+    assert registry.start_local("slowdb", tmp_path).url == "slow://here"
     assert [line.split(": done")[0] for line in lines] == [
         "slowdb: installing the local server",
         "slowdb: starting a local server",
@@ -119,8 +119,8 @@ import pytest
 
 pytest_plugins = ["pytester"]
 from backends.inmemory import InMemoryBackendFactory
-from conformance import provisioning
-from conformance.provisioning import Provisioned, ServerProvisioner
+from provisioning import registry
+from provisioning.base import Provisioned, ServerProvisioner
 from conformance.suites.base import ConformanceSuite
 
 
@@ -155,13 +155,13 @@ def test_during_a_pytest_run_steps_reach_the_terminal_past_output_capture(pytest
     pytester.makepyfile(test_probe=SLOW_SUITE)
     # Known before any fixture runs, gone with the session (this run shares our process).
     pytester.makeconftest(
-        "from conformance import provisioning\n"
-        "ORIGINAL = provisioning.provisioners\n"
+        "from provisioning import registry\n"
+        "ORIGINAL = registry.provisioners\n"
         "def pytest_configure(config):\n"
         "    from test_probe import Slow\n"
-        "    provisioning.provisioners = lambda: {'slowdb': Slow()}\n"
+        "    registry.provisioners = lambda: {'slowdb': Slow()}\n"
         "def pytest_unconfigure(config):\n"
-        "    provisioning.provisioners = ORIGINAL\n"
+        "    registry.provisioners = ORIGINAL\n"
     )
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)

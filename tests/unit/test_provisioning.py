@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance import provisioning
-from conformance.provisioning import Provisioned, ProvisioningFailed, ServerProvisioner, provision, redact
-from conformance.servers.versions import IMAGES
 from persist_spi.registry import backend_factory
+from provisioning import base, registry
+from provisioning.base import Provisioned, ProvisioningFailed, ServerProvisioner, redact
+from provisioning.registry import provision
+from provisioning.servers.versions import IMAGES
 
 SERVER_BACKENDS = ["postgres", "cockroachdb", "mongodb", "cassandra", "scylladb", "dynamodb"]
 
@@ -83,8 +84,8 @@ def test_auto_uses_containers_only_when_an_engine_answers(
     engine: bool, expected: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     recording = Recording()
-    monkeypatch.setattr(provisioning, "provisioners", lambda: {"postgres": recording})
-    monkeypatch.setattr(provisioning, "docker_engine_available", lambda: engine)
+    monkeypatch.setattr(registry, "provisioners", lambda: {"postgres": recording})
+    monkeypatch.setattr(base, "docker_engine_available", lambda: engine)
     _provision("postgres", tmp_path)
     assert recording.calls == [expected]
 
@@ -93,7 +94,7 @@ def test_a_recipe_failing_inside_the_docker_client_becomes_one_clear_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     recording = Recording(fail_with=ConnectionError("socket closed"))
-    monkeypatch.setattr(provisioning, "provisioners", lambda: {"postgres": recording})
+    monkeypatch.setattr(registry, "provisioners", lambda: {"postgres": recording})
     with pytest.raises(ProvisioningFailed) as e:
         _provision("postgres", tmp_path, method="testcontainers")
     message = str(e.value)
@@ -103,7 +104,7 @@ def test_a_recipe_failing_inside_the_docker_client_becomes_one_clear_message(
 
 @pytest.mark.usefixtures("no_docker_engine")
 def test_without_an_engine_auto_does_not_choose_containers() -> None:
-    assert provisioning.docker_engine_available() is False
+    assert base.docker_engine_available() is False
 
 
 @pytest.mark.usefixtures("no_docker_engine")
@@ -128,7 +129,7 @@ def test_redact_hides_only_the_password() -> None:
 def test_toxiproxy_status_is_its_version_once_built_else_the_go_that_builds_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conformance.servers import toxiproxy
+    from provisioning.servers import toxiproxy
 
     monkeypatch.setenv("LOCHKIT_CACHE", str(tmp_path))
     before = toxiproxy.PROVISIONER.local_status("toxiproxy")

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 import conformance.all
+from conformance import snippets
 from conformance.rest_counts import (
     COLLECT_ARGS,
-    NESSIE,
     TARGETS,
     Prediction,
     check,
@@ -23,7 +23,7 @@ from conformance.rest_counts import (
     predicted,
     prediction_of,
 )
-from lochkit import snippets
+from conformance.suite_targets import NESSIE
 
 from .doc_pages import DOCS, ROOT
 

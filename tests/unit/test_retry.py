@@ -13,7 +13,7 @@ from persist_spi.logic.retry import RetryClock, RetryNeeded, commit_retry
 
 class FakeTime:
     def __init__(self, attempt_millis: float = 0) -> None:
-        self.now = 0
+        self.now: float = 0
         self.sleeps: list[float] = []
         self.attempt_millis = attempt_millis
 

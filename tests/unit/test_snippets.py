@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lochkit import snippets
+from conformance import snippets
 
 TABLE = "| a | b |\n|---|---|\n| 1 | 2 |"
 

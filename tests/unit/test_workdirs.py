@@ -34,7 +34,7 @@ def test_a_command_whose_server_cannot_be_provisioned_leaves_no_directory(tmp_pa
 
 
 def test_a_work_directory_left_by_an_error_is_removed_at_exit(tmp_path: Path) -> None:
-    script = "from conformance.workdir import make_workdir\nmake_workdir('x')\nraise SystemExit(3)\n"
+    script = "from provisioning.workdir import make_workdir\nmake_workdir('x')\nraise SystemExit(3)\n"
     done = _run([sys.executable, "-c", script], tmp_path)
     assert done.returncode == 3
     assert list(tmp_path.iterdir()) == []

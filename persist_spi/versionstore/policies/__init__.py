@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable
 from typing import Final
 
+from persist_spi.errors import InputError
 from persist_spi.persist import Persist
 from persist_spi.versionstore.policies.base import (
     CommitPolicy,
@@ -54,7 +55,7 @@ def commit_policy(name: str) -> CommitPolicy:
     """A new policy object by name; ValueError naming the known ones otherwise."""
     factory = POLICIES.get(name)
     if factory is None:
-        raise ValueError(f"Unknown commit policy '{name}'; known policies: {', '.join(POLICY_NAMES)}")
+        raise InputError(f"Unknown commit policy '{name}'; known policies: {', '.join(POLICY_NAMES)}")
     return factory()
 
 

@@ -123,6 +123,7 @@ class Committer(Protocol):
         request: CommitRequest,
         state: CommitState,
         head: Reference,
+        *,
         parent: CommitObj | None = None,
         store: bool = True,
     ) -> BuiltCommit:

@@ -117,7 +117,7 @@ class GroupPolicy(CommitPolicy):
             chain: list[tuple[_Queued, BuiltCommit]] = []
             for i, item in enumerate(batch):
                 try:
-                    built = item.store.build_on(item.request, item.state, head, tip, store=write_each)
+                    built = item.store.build_on(item.request, item.state, head, parent=tip, store=write_each)
                 except (RetryNeeded, UnknownOperationResult):
                     raise
                 except Exception as e:  # this request's own failure: the others go on

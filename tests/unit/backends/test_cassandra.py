@@ -10,18 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from backends.cassandra import CAPABILITIES, CassandraBackendFactory, ScyllaBackendFactory
-from backends.cassandra_config import parse_url
-from backends.cassandra_errors import translate
-from backends.cassandra_schema import (
+from backends.cassandra import CassandraBackendFactory, ScyllaBackendFactory
+from backends.cassandra.capabilities import CAPABILITIES
+from backends.cassandra.config import parse_url
+from backends.cassandra.errors import translate
+from backends.cassandra.schema import (
     BUCKETS,
     TABLES,
     bucket_of,
     create_keyspace_cql,
     create_table_cql,
 )
-from conformance.provisioning import ProvisioningFailed
-from conformance.servers import cassandra as server
 from persist_spi.errors import (
     BackendAuthenticationFailed,
     BackendConfigError,
@@ -31,6 +30,8 @@ from persist_spi.errors import (
     UnknownOperationResult,
 )
 from persist_spi.registry import discover_backends
+from provisioning.base import ProvisioningFailed
+from provisioning.servers import cassandra as server
 
 pytest.importorskip("cassandra")
 

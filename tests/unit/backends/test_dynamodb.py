@@ -20,13 +20,14 @@ pytest.importorskip("boto3")
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 from botocore.stub import Stubber
 
-from backends.dynamodb import CAPABILITIES, DYNAMODB_ITEM_LIMIT, DynamoBackendFactory
-from backends.dynamodb_adapter import DynamoDBAdapter
-from backends.dynamodb_batch import MAX_IDLE_ROUNDS, backoff_delay, batch_get, batch_write
-from backends.dynamodb_errors import is_item_too_large, translate
-from backends.dynamodb_items import repo_of_key, repo_prefix
-from backends.dynamodb_schema import SCHEMA_ITEM_KEY
-from backends.dynamodb_settings import parse_url
+from backends.dynamodb import DynamoBackendFactory
+from backends.dynamodb.adapter import DynamoDBAdapter
+from backends.dynamodb.batch import MAX_IDLE_ROUNDS, backoff_delay, batch_get, batch_write
+from backends.dynamodb.capabilities import CAPABILITIES, DYNAMODB_ITEM_LIMIT
+from backends.dynamodb.config import parse_url
+from backends.dynamodb.errors import is_item_too_large, translate
+from backends.dynamodb.schema import SCHEMA_ITEM_KEY
+from backends.dynamodb.statements import repo_of_key, repo_prefix
 from persist_spi.adapter import ObjRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,
@@ -46,7 +47,19 @@ def _key(k: str) -> dict[str, Any]:
 
 
 def _client_error(code: str, message: str = "boom", status: int = 400) -> ClientError:
-    return ClientError({"Error": {"Code": code, "Message": message}, "ResponseMetadata": {}}, "PutItem")
+    return ClientError(
+        {
+            "Error": {"Code": code, "Message": message},
+            "ResponseMetadata": {
+                "RequestId": "",
+                "HostId": "",
+                "HTTPStatusCode": status,
+                "HTTPHeaders": {},
+                "RetryAttempts": 0,
+            },
+        },
+        "PutItem",
+    )
 
 
 class FakeBatchClient:
@@ -299,7 +312,7 @@ def _row() -> ObjRow:
 def test_throttled_conditional_write_is_repeated(
     stubbed: tuple[DynamoDBAdapter, Stubber], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("backends.dynamodb_adapter.time.sleep", lambda _: None)
+    monkeypatch.setattr("backends.dynamodb.adapter.time.sleep", lambda _: None)
     adapter, stubber = stubbed
     stubber.add_client_error("put_item", "ProvisionedThroughputExceededException")
     stubber.add_client_error("put_item", "ThrottlingException")

@@ -22,23 +22,11 @@ from pymongo.errors import (
     WTimeoutError,
 )
 
-from backends.mongodb import (
-    CAPABILITIES,
-    MAX_BSON_SIZE,
-    MongoBackendFactory,
-    _duplicates,
-    _id_filter,
-    _key,
-    _obj_doc,
-    _obj_row,
-    _ref_condition,
-    _ref_doc,
-    _ref_row,
-)
-from backends.mongodb_config import CLIENT_DEFAULTS, parse_settings, redact_url
-from backends.mongodb_errors import ErrorContext, mapped_errors, translate
-from conformance.provisioning import ProvisioningFailed
-from conformance.servers import mongodb as provisioning
+from backends.mongodb import MongoBackendFactory
+from backends.mongodb.capabilities import CAPABILITIES, MAX_BSON_SIZE
+from backends.mongodb.config import CLIENT_DEFAULTS, parse_settings, redact_url
+from backends.mongodb.errors import ErrorContext, duplicates, mapped_errors, translate
+from backends.mongodb.statements import id_filter, key, obj_doc, obj_row, ref_condition, ref_doc, ref_row
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,
@@ -47,6 +35,8 @@ from persist_spi.errors import (
     BackendUnavailable,
     UnknownOperationResult,
 )
+from provisioning.base import ProvisioningFailed
+from provisioning.servers import mongodb as provisioning
 
 SECRET = "pa55-Very$ecret"
 CTX = ErrorContext("mongodb://db1:27017/lochkit", "lochkit", has_credentials=True)
@@ -146,7 +136,6 @@ def test_factory_declarations_and_pickling() -> None:
     assert factory.capabilities is CAPABILITIES
     assert CAPABILITIES.multi_process
     assert CAPABILITIES.durable
-    assert CAPABILITIES.scan
     assert CAPABILITIES.hard_object_size_limit is not None
     assert 15 * 1024 * 1024 < CAPABILITIES.hard_object_size_limit < MAX_BSON_SIZE
     assert not CAPABILITIES.deviations
@@ -260,16 +249,16 @@ def _bulk_error(
 
 def test_duplicates_are_positions_and_other_write_errors_propagate() -> None:
     error = _bulk_error([{"index": 0, "code": 11000}, {"index": 3, "code": 11000}])
-    assert _duplicates(error, CTX, "store objects") == {0, 3}
+    assert duplicates(error, CTX, "store objects") == {0, 3}
     other = _bulk_error([{"index": 0, "code": 11000}, {"index": 1, "code": 2, "errmsg": "bad"}])
     with pytest.raises(BulkWriteError):
-        _duplicates(other, CTX, "store objects")
+        duplicates(other, CTX, "store objects")
 
 
 def test_unsatisfied_write_concern_is_an_unknown_outcome() -> None:
     error = _bulk_error([], [{"code": 64, "errmsg": "waiting for replication timed out"}])
     with pytest.raises(UnknownOperationResult, match="write concern"):
-        _duplicates(error, CTX, "store objects")
+        duplicates(error, CTX, "store objects")
 
 
 # --- documents -----------------------------------------------------------------------------------
@@ -277,7 +266,7 @@ def test_unsatisfied_write_concern_is_an_unknown_outcome() -> None:
 
 def test_keys_keep_repositories_that_prefix_each_other_apart() -> None:
     pairs = [("a", ":b"), ("a:", "b"), ("", "a::b"), ("a::", ""), ("ä", "x")]
-    keys = [_key(repo, name) for repo, name in pairs]
+    keys = [key(repo, name) for repo, name in pairs]
     assert len(set(keys)) == len(keys)
 
 
@@ -286,27 +275,27 @@ def test_reference_documents_round_trip() -> None:
         RefRow("refs/heads/main", b"\x01" * 32, False, 2**62, b"\x02" * 32, b"prev"),
         RefRow("r", b"", True, 0, None, b""),
     ):
-        doc = _ref_doc("repo", row)
+        doc = ref_doc("repo", row)
         assert doc["r"] == "repo"
-        assert doc["_id"] == _key("repo", row.name)
-        assert _ref_row(row.name, doc) == row
-        condition = _ref_condition("repo", row)
+        assert doc["_id"] == key("repo", row.name)
+        assert ref_row(row.name, doc) == row
+        condition = ref_condition("repo", row)
         assert set(condition) == {"_id", "p", "d", "c", "e"}  # history is not part of the condition
         assert "e" in condition  # None matches a null (or absent) field, never "any value"
 
 
 def test_object_documents_round_trip() -> None:
     row = ObjRow(b"\x00\xff" * 16, "c", "token", b"data" * 10, 1234567890123)
-    doc = _obj_doc("re:po", row)
+    doc = obj_doc("re:po", row)
     assert (doc["r"], doc["y"], doc["V"]) == ("re:po", "c", "token")
-    assert _obj_row(doc, len(_key("re:po", ""))) == row
+    assert obj_row(doc, len(key("re:po", ""))) == row
     untokened = row._replace(version_token=None)
-    assert _obj_row(_obj_doc("r", untokened), len(_key("r", ""))) == untokened
+    assert obj_row(obj_doc("r", untokened), len(key("r", ""))) == untokened
 
 
 def test_a_lone_id_is_plain_equality() -> None:
-    assert _id_filter(["k"]) == {"_id": "k"}
-    assert _id_filter(["k", "l"]) == {"_id": {"$in": ["k", "l"]}}
+    assert id_filter(["k"]) == {"_id": "k"}
+    assert id_filter(["k", "l"]) == {"_id": {"$in": ["k", "l"]}}
 
 
 # --- provisioning --------------------------------------------------------------------------------

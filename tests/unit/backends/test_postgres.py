@@ -17,11 +17,12 @@ import psycopg
 import pytest
 from psycopg import errors as pg_errors
 
-from backends.postgres import CAPABILITIES, CockroachBackendFactory, PostgresBackendFactory
-from backends.postgres_config import OPTIONS, parse_settings, safe_address
-from backends.postgres_errors import ErrorContext, Kind, backoff_delays, classify
-from backends.postgres_schema import Found, judge
-from backends.postgres_sql import (
+from backends.postgres import CockroachBackendFactory, PostgresBackendFactory
+from backends.postgres.capabilities import CAPABILITIES
+from backends.postgres.config import OPTIONS, parse_settings, safe_address
+from backends.postgres.errors import ErrorContext, Kind, backoff_delays, classify
+from backends.postgres.schema import Found, judge
+from backends.postgres.statements import (
     COCKROACHDB,
     POSTGRESQL,
     SCHEMA_VERSION,
@@ -30,8 +31,6 @@ from backends.postgres_sql import (
     expected_columns,
     short_version,
 )
-from conformance.provisioning import ProvisioningFailed
-from conformance.servers import postgres as provisioning
 from persist_spi.errors import (
     BackendAuthenticationFailed,
     BackendConfigError,
@@ -40,6 +39,8 @@ from persist_spi.errors import (
     BackendUnavailable,
     UnknownOperationResult,
 )
+from provisioning.base import ProvisioningFailed
+from provisioning.servers import postgres as provisioning
 
 SECRET = "s3cr%t:p@ss/word"
 ENCODED = "s3cr%25t%3Ap%40ss%2Fword"
@@ -365,7 +366,6 @@ class TestSchemaVerdict:
 def test_capabilities() -> None:
     assert CAPABILITIES.multi_process
     assert CAPABILITIES.durable
-    assert CAPABILITIES.scan
     assert CAPABILITIES.hard_object_size_limit is None
     assert dict(CAPABILITIES.deviations) == {}
     assert PostgresBackendFactory().capabilities is CockroachBackendFactory().capabilities
@@ -383,7 +383,7 @@ def test_modules_import_without_the_driver() -> None:
         sys.modules["psycopg"] = None  # makes "import psycopg" fail
         sys.modules["psycopg_pool"] = None
         import backends.postgres as backend
-        import conformance.servers.postgres as servers
+        import provisioning.servers.postgres as servers
         factory = backend.PostgresBackendFactory()
         assert factory.capabilities.multi_process
         assert servers.PROVISIONER.backends == ("postgres", "cockroachdb")

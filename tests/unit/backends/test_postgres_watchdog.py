@@ -6,8 +6,8 @@ from __future__ import annotations
 import socket
 import time
 
-from backends.postgres_config import parse_settings
-from backends.postgres_watchdog import StatementWatchdog
+from backends.postgres.config import parse_settings
+from backends.postgres.watchdog import StatementWatchdog
 
 
 def test_a_statement_past_its_deadline_gets_its_socket_shut_down() -> None:

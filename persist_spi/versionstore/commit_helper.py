@@ -1,0 +1,91 @@
+"""What every branch-changing operation of the version store shares (commit, merge, transplant):
+building a commit with its key conflicts reported as the version store's, moving the branch by
+compare-and-swap, and the bounded retry loop around an attempt."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from persist_spi.errors import RefConditionFailed, UnknownOperationResult
+from persist_spi.ids import ObjId
+from persist_spi.logic.commit_builder import (
+    ConflictHandler,
+    LoadedParent,
+    OpHandler,
+    ValueReplacement,
+    report_conflict,
+)
+from persist_spi.logic.commit_logic import CommitLogic
+from persist_spi.logic.conflicts import CommitConflictError
+from persist_spi.logic.create_commit import CreateCommit
+from persist_spi.logic.outcomes import commit_in_history
+from persist_spi.logic.retry import RetryNeeded
+from persist_spi.objs import CommitObj
+from persist_spi.persist import Persist
+from persist_spi.references import Reference
+from persist_spi.versionstore.content_mapping import ContentMapping
+from persist_spi.versionstore.errors import ReferenceConflictError
+from persist_spi.versionstore.known_heads import KnownHeads
+from persist_spi.versionstore.policies.base import with_retries
+
+T = TypeVar("T")
+
+
+class CommitHelper:
+    def __init__(
+        self, persist: Persist, commits: CommitLogic, known_heads: KnownHeads, contents: ContentMapping
+    ) -> None:
+        self.persist = persist
+        self.commits = commits
+        #: Branch rows as this process last read or moved them.
+        self.known_heads = known_heads
+        self.contents = contents
+
+    def build(
+        self,
+        create: CreateCommit,
+        *,
+        conflict_handler: ConflictHandler = report_conflict,
+        expected_value_replacement: ValueReplacement | None = None,
+        committed_value_replacement: ValueReplacement | None = None,
+        logic: CommitLogic | None = None,
+        loaded_parent: LoadedParent | None = None,
+        op_handler: OpHandler | None = None,
+    ) -> CommitObj:
+        """Build a commit (with ``logic``, default: the store's); key conflicts become a
+        ReferenceConflictError naming the current content. ``op_handler`` is told of each operation
+        that went in without a conflict."""
+        logic = logic if logic is not None else self.commits
+        try:
+            return logic.build_commit_obj(
+                create,
+                conflict_handler=conflict_handler,
+                op_handler=op_handler,
+                expected_value_replacement=expected_value_replacement,
+                committed_value_replacement=committed_value_replacement,
+                loaded_parent=loaded_parent,
+            )
+        except CommitConflictError as e:
+            raise ReferenceConflictError(self.contents.conflicts(e.conflicts)) from None
+
+    def move_branch(self, ref: Reference, new_head: ObjId) -> None:
+        """Compare-and-swap the branch; a lost race retries the whole attempt on the new head."""
+        try:
+            moved = self.persist.update_reference_pointer(ref, new_head)
+        except RefConditionFailed:
+            self.known_heads.lost_race(ref.name)
+            raise RetryNeeded() from None
+        except UnknownOperationResult:
+            self.known_heads.forget(ref.name)
+            # The write may have happened. If it did, our commit is in the branch's history, at
+            # its head or (when others committed on top since) below it.
+            now = self.persist.fetch_reference_for_update(ref.name)
+            if now is None or not commit_in_history(self.commits, now.pointer, new_head):
+                raise RetryNeeded() from None
+        else:
+            self.known_heads.remember(moved)
+
+    def with_retries(self, attempt: Callable[[object], T]) -> T:
+        """Run a branch-changing ``attempt`` (merge, transplant) in Nessie's bounded retry loop."""
+        return with_retries(self.persist.config, attempt)
