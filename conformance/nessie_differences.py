@@ -53,17 +53,6 @@ _FOUND = "tests/nessie/test_nessie_differences.py"
 
 _LISTED: Final[tuple[Difference, ...]] = (
     Difference(
-        id="header-order",
-        title="Commit header order",
-        summary="names are hashed in sorted order; Nessie iterates a Java `HashMap`, so ids differ when the "
-        "JVM's order is not sorted (the vectors prove this is the only source of different ids).",
-        kind="deliberate",
-        lochkit="Header names are hashed in sorted order when a commit id is derived.",
-        nessie="Iterates a Java HashMap, whose order is unspecified; ids differ when it is not sorted.",
-        reason="A deterministic order; the test vectors prove it is the only source of different ids.",
-        tests=("tests/unit/test_commit_vectors.py", "tests/unit/test_object_id_vectors.py"),
-    ),
-    Difference(
         id="key-order",
         title="Key order",
         summary="keys are ordered by code point (UTF-8 bytes), Nessie's by UTF-16 code unit; the two differ "
