@@ -23,5 +23,6 @@ public final class GenerateVectors {
     Json.write(out.resolve("nessie-object-ids.json"), ObjectIdVectors.generate());
     Json.write(out.resolve("nessie-index.json"), IndexVectors.generate());
     Json.write(out.resolve("nessie-commit-ids.json"), CommitVectors.generate());
+    Json.write(out.resolve("nessie-objproto.json"), ObjProtoVectors.generate());
   }
 }
