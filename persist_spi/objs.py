@@ -61,6 +61,18 @@ class Compression(enum.Enum):
     SNAPPY = "S"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpaqueCustomObj(GenericObj):
+    """A custom object read from a database in Nessie's layout, of a type lochkit cannot interpret.
+
+    Nessie stores custom objects as Jackson Smile, which lochkit does not decode: the stored bytes
+    (``data``, compressed as ``compression`` says) are kept verbatim, so writing the object back
+    stores exactly what was read. ``attributes`` stays empty."""
+
+    data: bytes = b""
+    compression: Compression = Compression.NONE
+
+
 # --- standard objects ----------------------------------------------------------------------------
 
 
