@@ -55,14 +55,19 @@ class BackendUnderTest:
     def reopenable_store(self) -> Iterator[Callable[[], BackendAdapter]]:
         """Opens a new adapter on one store of this backend each time it is called, its schema set
         up as every opener does (the caller closes it), so that a test can close one and open
-        another on what it wrote. With a server: a new connection to the server under test.
-        Embedded: a store of its own, in a directory made here and removed afterwards (the
-        session's adapter keeps its store, which it may hold exclusively)."""
-        directory: Path | None = None
-        url = self.provisioned.url
-        if not (self.capabilities.multi_process and url):
-            directory = Path(tempfile.mkdtemp(prefix="reopened-", dir=self.workdir))
-            url = self.factory.store_url_in(directory)
+        another on what it wrote. Embedded (the factory answers ``store_url_in``): a store of its
+        own, in a directory made here and removed afterwards (the session's adapter keeps its
+        store, which it may hold exclusively). Otherwise: a new connection to the server under
+        test."""
+        # A factory that can place a store in a directory is embedded; any other reaches its
+        # server at the address under test (one connection after the other, so this holds also
+        # for a server that declares no multi_process, as MongoDB on FerretDB).
+        directory: Path | None = Path(tempfile.mkdtemp(prefix="reopened-", dir=self.workdir))
+        url = self.factory.store_url_in(directory)
+        if url is None:
+            shutil.rmtree(directory, ignore_errors=True)
+            directory = None
+            url = self.provisioned.url
         try:
             if url is None:
                 raise RuntimeError(

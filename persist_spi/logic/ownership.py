@@ -29,7 +29,7 @@ from persist_spi import hints
 from persist_spi.adapter import BackendAdapter
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
-from persist_spi.errors import LochkitError
+from persist_spi.errors import LochkitError, UsageError
 from persist_spi.logic.repository_logic import RepositoryLogic
 
 #: Every scratch repository id starts with this.
@@ -103,9 +103,9 @@ def _owner(adapter: BackendAdapter, repository_id: str) -> str | None:
     return None if description is None else description.properties.get(OWNER_PROPERTY)
 
 
-class ExistingDataRefused(LochkitError, ValueError):
+class ExistingDataRefused(UsageError):
     """A test or load command was pointed at a database that holds someone else's data. Nothing
-    was written. A ``ValueError`` too: like a usage error, the user fixes it with options."""
+    was written. A usage error: the user fixes it with options (exit code 2)."""
 
 
 def guard_database(adapter: BackendAdapter, *, allow_existing: bool, writes_into: str) -> Survey | None:
