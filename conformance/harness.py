@@ -62,10 +62,11 @@ class BackendUnderTest:
         # A factory that can place a store in a directory is embedded; any other reaches its
         # server at the address under test (one connection after the other, so this holds also
         # for a server that declares no multi_process, as MongoDB on FerretDB).
-        directory: Path | None = Path(tempfile.mkdtemp(prefix="reopened-", dir=self.workdir))
-        url = self.factory.store_url_in(directory)
+        made = Path(tempfile.mkdtemp(prefix="reopened-", dir=self.workdir))
+        directory: Path | None = made
+        url = self.factory.store_url_in(made)
         if url is None:
-            shutil.rmtree(directory, ignore_errors=True)
+            shutil.rmtree(made, ignore_errors=True)
             directory = None
             url = self.provisioned.url
         try:
