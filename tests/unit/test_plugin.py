@@ -202,3 +202,33 @@ def test_requiring_a_capability_that_does_not_exist_is_an_error_naming_the_known
     result.stdout.fnmatch_lines(
         ["*unknown capability 'scan'; the capabilities are hard_object_size_limit, multi_process, durable, *"]
     )
+
+
+def test_every_autouse_fixture_of_a_suite_runs_after_the_gate() -> None:
+    """The gate records each test's backend and area for the report. A suite's own autouse
+    fixture runs before fixtures named by ``usefixtures``, so one that reaches the backend without
+    asking for the gate first would skip its tests (on a backend not available here) before they
+    are recorded, and the report would lose them. Read from the suites' source, so that no
+    pytest internals are involved."""
+    import ast
+    from pathlib import Path
+
+    import conformance.suites
+
+    unordered: list[str] = []
+    autouse_fixtures = 0
+    for path in sorted(Path(conformance.suites.__file__).parent.glob("*.py")):
+        for cls in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for function in cls.body:
+                if not isinstance(function, ast.FunctionDef):
+                    continue
+                decorators = [ast.unparse(d) for d in function.decorator_list]
+                if not any(d.startswith("pytest.fixture") and "autouse=True" in d for d in decorators):
+                    continue
+                autouse_fixtures += 1
+                if "_lochkit_gate" not in [a.arg for a in function.args.args]:
+                    unordered.append(f"{path.name}: {cls.name}.{function.name}")
+    assert autouse_fixtures > 0, "no autouse fixture found: the scan no longer reads the suites"
+    assert unordered == []
