@@ -22,6 +22,7 @@ from persist_spi.adapter import BackendAdapter, ObjRow
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.ids import ObjId, random_obj_id
+from persist_spi.layouts import StorageLayout
 from persist_spi.objs import GenericObj, tag_obj
 from persist_spi.references import Reference
 
@@ -65,14 +66,14 @@ def _differing_positions(got: Sequence[ObjRow | None], expected: Sequence[ObjRow
     return f"{len(positions)} of {len(expected)} positions differ, first {positions[:5]}"
 
 
-def _one_id_one_token_in_each_updateable_type() -> list[ObjRow]:
+def _one_id_one_token_in_each_updateable_type(layout: StorageLayout) -> list[ObjRow]:
     """The same id and version token as each updateable type; two of the type codes prefix each
     other (lt-versioned, lt-versioned2), the third is a type this process does not know."""
     obj_id = random_obj_id()
     return [
-        obj_row(VersionedTestObj(id=obj_id, version_token="t", some_value="v"), 5),
-        obj_row(OtherVersionedTestObj(id=obj_id, version_token="t", some_value="o"), 6),
-        obj_row(GenericObj(id=obj_id, type_name="genericVersioned", version_token="t"), 7),
+        obj_row(VersionedTestObj(id=obj_id, version_token="t", some_value="v"), 5, layout=layout),
+        obj_row(OtherVersionedTestObj(id=obj_id, version_token="t", some_value="o"), 6, layout=layout),
+        obj_row(GenericObj(id=obj_id, type_name="genericVersioned", version_token="t"), 7, layout=layout),
     ]
 
 
@@ -85,7 +86,7 @@ class PersistAdapterSuite(ConformanceSuite):
         self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
     ) -> None:
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        rows = tag_rows(20)
+        rows = tag_rows(20, layout=adapter.layout)
         assert adapter.insert_objs(repo, rows) == [True] * 20
         missing = [bytes(random_obj_id()) for _ in range(10)]
         request = [r.obj_id for r in rows] + missing
@@ -100,7 +101,7 @@ class PersistAdapterSuite(ConformanceSuite):
         """Sizes around common chunk sizes: an adapter that splits requests into chunks must answer
         for every id, whatever the size of the last chunk."""
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        rows = tag_rows(max(CHUNK_PROBES))
+        rows = tag_rows(max(CHUNK_PROBES), layout=adapter.layout)
         assert all(adapter.insert_objs(repo, rows))
         ids = [r.obj_id for r in reversed(rows)]  # not in storage order
         for size in CHUNK_PROBES:
@@ -120,7 +121,7 @@ class PersistAdapterSuite(ConformanceSuite):
         adapter that chunks its writes ends on a chunk of one row, which must be written and
         answered for like the others; every step is read back in one bulk fetch."""
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        rows = tag_rows(1001)
+        rows = tag_rows(1001, layout=adapter.layout)
         ids = [r.obj_id for r in rows]
         assert adapter.insert_objs(repo, rows[::2]) == [True] * 501
         inserted = adapter.insert_objs(repo, rows)
@@ -140,7 +141,7 @@ class PersistAdapterSuite(ConformanceSuite):
         self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
     ) -> None:
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        refs = [ref_row(f"refs/heads/r{i:02}") for i in range(12)]
+        refs = [ref_row(f"refs/heads/r{i:02}", layout=adapter.layout) for i in range(12)]
         for ref in refs:
             assert adapter.insert_ref(repo, ref) is True
         names = [r.name for r in refs] + [f"refs/heads/missing-{i}" for i in range(6)]
@@ -154,7 +155,7 @@ class PersistAdapterSuite(ConformanceSuite):
     ) -> None:
         """For an existing id the stored bytes stay, and only ``referenced`` takes the new value."""
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        rows = tag_rows(8)
+        rows = tag_rows(8, layout=adapter.layout)
         existing = rows[1::2]
         assert adapter.insert_objs(repo, existing) == [True] * 4
         again = [r._replace(data=b"other bytes", referenced=r.referenced + 50) for r in rows]
@@ -170,9 +171,12 @@ class PersistAdapterSuite(ConformanceSuite):
         self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
     ) -> None:
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        first = ref_row("refs/heads/main", history=2)
+        first = ref_row("refs/heads/main", history=2, layout=adapter.layout)
         assert adapter.insert_ref(repo, first) is True
-        assert adapter.insert_ref(repo, ref_row("refs/heads/main", extended_info=b"x")) is False
+        assert (
+            adapter.insert_ref(repo, ref_row("refs/heads/main", extended_info=b"x", layout=adapter.layout))
+            is False
+        )
         assert adapter.insert_ref(repo, first._replace(deleted=True)) is False
         assert adapter.fetch_refs(repo, ["refs/heads/main"]) == [first]
 
@@ -182,7 +186,7 @@ class PersistAdapterSuite(ConformanceSuite):
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
         for ext in (None, bytes(random_obj_id())):
             name = f"refs/heads/ext-{ext is not None}"
-            row = ref_row(name, extended_info=ext, history=1)
+            row = ref_row(name, extended_info=ext, history=1, layout=adapter.layout)
             assert adapter.insert_ref(repo, row) is True
             other_ext = bytes(random_obj_id()) if ext is None else None
             for stale in (
@@ -193,12 +197,14 @@ class PersistAdapterSuite(ConformanceSuite):
             ):
                 assert adapter.update_ref(repo, stale, stale._replace(pointer=b"\x01" * 32)) is False
                 assert adapter.fetch_refs(repo, [name]) == [row]
-            new = ref_row(name, extended_info=ext, created=row.created_at_micros, history=3)
+            new = ref_row(
+                name, extended_info=ext, created=row.created_at_micros, history=3, layout=adapter.layout
+            )
             new = new._replace(deleted=True)
             assert adapter.update_ref(repo, row._replace(previous_pointers=b"ignored"), new) is True
             assert adapter.fetch_refs(repo, [name]) == [new], "every column of the new row is stored"
             assert adapter.update_ref(repo, row, new) is False
-        ghost = ref_row("refs/heads/ghost")
+        ghost = ref_row("refs/heads/ghost", layout=adapter.layout)
         assert adapter.update_ref(repo, ghost, ghost._replace(pointer=b"\x02" * 32)) is False
         assert adapter.fetch_refs(repo, [ghost.name]) == [None]
 
@@ -208,7 +214,7 @@ class PersistAdapterSuite(ConformanceSuite):
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
         for ext in (None, bytes(random_obj_id())):
             name = f"refs/heads/ext-{ext is not None}"
-            row = ref_row(name, extended_info=ext, history=2)._replace(deleted=True)
+            row = ref_row(name, extended_info=ext, history=2, layout=adapter.layout)._replace(deleted=True)
             assert adapter.insert_ref(repo, row) is True
             other_ext = bytes(random_obj_id()) if ext is None else None
             for stale in (
@@ -229,10 +235,14 @@ class PersistAdapterSuite(ConformanceSuite):
         self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
     ) -> None:
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        v1 = obj_row(VersionedTestObj(id=random_obj_id(), version_token="1", some_value="one"), 5)
+        v1 = obj_row(
+            VersionedTestObj(id=random_obj_id(), version_token="1", some_value="one"),
+            5,
+            layout=adapter.layout,
+        )
         adapter.upsert_objs(repo, [v1])
         assert adapter.fetch_objs(repo, [v1.obj_id]) == [v1]
-        v2 = obj_row(tag_obj("replacement"), 9)._replace(obj_id=v1.obj_id)
+        v2 = obj_row(tag_obj("replacement"), 9, layout=adapter.layout)._replace(obj_id=v1.obj_id)
         adapter.upsert_objs(repo, [v2])
         assert adapter.fetch_objs(repo, [v1.obj_id]) == [v2]
 
@@ -240,7 +250,7 @@ class PersistAdapterSuite(ConformanceSuite):
         self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
     ) -> None:
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        row = tag_rows(1)[0]
+        row = tag_rows(1, layout=adapter.layout)[0]
         assert adapter.delete_obj_if_referenced(repo, row.obj_id, row.referenced) is False
         adapter.insert_objs(repo, [row])
         for other in (row.referenced - 1, row.referenced + 1, 0):
@@ -253,8 +263,16 @@ class PersistAdapterSuite(ConformanceSuite):
         self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
     ) -> None:
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        v1 = obj_row(VersionedTestObj(id=random_obj_id(), version_token="1", some_value="one"), 5)
-        v2 = obj_row(VersionedTestObj(id=ObjId(v1.obj_id), version_token="2", some_value="two"), 6)
+        v1 = obj_row(
+            VersionedTestObj(id=random_obj_id(), version_token="1", some_value="one"),
+            5,
+            layout=adapter.layout,
+        )
+        v2 = obj_row(
+            VersionedTestObj(id=ObjId(v1.obj_id), version_token="2", some_value="two"),
+            6,
+            layout=adapter.layout,
+        )
         assert adapter.update_obj_if_version(repo, v1.obj_type, "1", v2) is False
         assert adapter.fetch_objs(repo, [v1.obj_id]) == [None], "a conditional update never creates"
         assert adapter.insert_objs(repo, [v1]) == [True]
@@ -268,7 +286,11 @@ class PersistAdapterSuite(ConformanceSuite):
         self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
     ) -> None:
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        v1 = obj_row(VersionedTestObj(id=random_obj_id(), version_token="1", some_value="one"), 5)
+        v1 = obj_row(
+            VersionedTestObj(id=random_obj_id(), version_token="1", some_value="one"),
+            5,
+            layout=adapter.layout,
+        )
         assert adapter.delete_obj_if_version(repo, v1.obj_id, v1.obj_type, "1") is False
         assert adapter.insert_objs(repo, [v1]) == [True]
         for wrong_type, wrong_token in (("other-type", "1"), (v1.obj_type, "2"), (v1.obj_type, "")):
@@ -285,7 +307,7 @@ class PersistAdapterSuite(ConformanceSuite):
         even with the stored version token, for every pair of updateable types (also when one type
         code prefixes the other); the same write naming the stored type then applies."""
         adapter = lochkit_backend.adapter
-        kinds = _one_id_one_token_in_each_updateable_type()
+        kinds = _one_id_one_token_in_each_updateable_type(adapter.layout)
         for stored in kinds:
             repo = persist_factory().repository_id
             assert adapter.insert_objs(repo, [stored]) == [True]
@@ -314,7 +336,7 @@ class PersistAdapterSuite(ConformanceSuite):
         stops reading closes it, and the adapter must then let go of its cursor, its transaction or
         its pooled connection. After several scans abandoned in a row, every call works as before."""
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        rows = tag_rows(250)  # more than one page of a scan that reads in pages
+        rows = tag_rows(250, layout=adapter.layout)  # more than one page of a scan that reads in pages
         assert all(adapter.insert_objs(repo, rows))
         for _ in range(5):  # more than a small connection pool holds
             scan = adapter.scan_objs(repo, None)
@@ -328,7 +350,7 @@ class PersistAdapterSuite(ConformanceSuite):
             assert next(scan, None) is None, "a closed scan went on yielding rows"
         key = lambda r: r.obj_id  # noqa: E731
         assert sorted(_scan(adapter, repo), key=key) == sorted(rows, key=key)
-        more = tag_rows(3, label="after the scans")
+        more = tag_rows(3, label="after the scans", layout=adapter.layout)
         assert adapter.insert_objs(repo, more) == [True] * 3
         assert adapter.fetch_objs(repo, [r.obj_id for r in more]) == more
 
@@ -336,7 +358,9 @@ class PersistAdapterSuite(ConformanceSuite):
         self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
     ) -> None:
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        rows = [obj_row(o, referenced=i + 1) for i, o in enumerate(all_samples())] + tag_rows(230)
+        rows = [
+            obj_row(o, referenced=i + 1, layout=adapter.layout) for i, o in enumerate(all_samples())
+        ] + tag_rows(230, layout=adapter.layout)
         assert all(adapter.insert_objs(repo, rows))
         key = lambda r: r.obj_id  # noqa: E731
         assert sorted(_scan(adapter, repo), key=key) == sorted(rows, key=key)
@@ -352,9 +376,11 @@ class PersistAdapterSuite(ConformanceSuite):
         adapter = lochkit_backend.adapter
         base = persist_factory().repository_id
         mine, theirs = base, persist_factory(base + "x").repository_id
-        versioned = obj_row(VersionedTestObj(id=random_obj_id(), version_token="1", some_value="v"), 3)
-        objs = [*tag_rows(5), versioned]
-        ref = ref_row("refs/heads/shared", history=1)
+        versioned = obj_row(
+            VersionedTestObj(id=random_obj_id(), version_token="1", some_value="v"), 3, layout=adapter.layout
+        )
+        objs = [*tag_rows(5, layout=adapter.layout), versioned]
+        ref = ref_row("refs/heads/shared", history=1, layout=adapter.layout)
         for repo in (mine, theirs):
             assert adapter.insert_objs(repo, objs) == [True] * len(objs)
             assert adapter.insert_ref(repo, ref) is True
@@ -397,8 +423,8 @@ class PersistAdapterSuite(ConformanceSuite):
         repos = [base, base + "x", base + ":", base + "-2", base + "-3"]
         for repo in repos:
             persist_factory(repo)
-            adapter.insert_objs(repo, tag_rows(3, label=repo))
-            adapter.insert_ref(repo, ref_row("refs/heads/main"))
+            adapter.insert_objs(repo, tag_rows(3, label=repo, layout=adapter.layout))
+            adapter.insert_ref(repo, ref_row("refs/heads/main", layout=adapter.layout))
         doomed, kept = [repos[0], repos[3], repos[4]], [repos[1], repos[2]]
         adapter.erase_repositories(doomed)
         for repo in doomed:

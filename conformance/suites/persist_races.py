@@ -245,9 +245,13 @@ class PersistRacesSuite(ConformanceSuite):
         """The same races one level down: every worker calls the adapter's conditional write with
         the same expected state, and exactly one call may report success."""
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        refs = [ref_row(f"refs/heads/r{r}") for r in range(self.rounds)]
+        refs = [ref_row(f"refs/heads/r{r}", layout=adapter.layout) for r in range(self.rounds)]
         objs = [
-            obj_row(VersionedTestObj(id=random_obj_id(), version_token="v0", some_value=str(r)), 10 + r)
+            obj_row(
+                VersionedTestObj(id=random_obj_id(), version_token="v0", some_value=str(r)),
+                10 + r,
+                layout=adapter.layout,
+            )
             for r in range(self.rounds)
         ]
 
