@@ -138,6 +138,14 @@ class BackendAdapter(ABC):
         :data:`~persist_spi.layouts.NESSIE_LAYOUT` and switch their own tables and keys with it."""
         return LOCHKIT_LAYOUT
 
+    def repository_id_problem(self, repo: str) -> str | None:
+        """Why this adapter cannot keep repository ``repo`` apart from every other one, or None
+        when it can (the default). Nessie's layouts for RocksDB and DynamoDB prefix every key
+        with ``repo + ":"`` unescaped, so there ``a`` and ``a:b`` would share rows; those adapters
+        refuse ids containing ``:``. :class:`~persist_spi.adapter_persist.AdapterPersist` asks
+        before it binds a repository."""
+        return None
+
     @property
     def address(self) -> str:
         """Where the data lives, for messages and reports; must never contain secrets."""

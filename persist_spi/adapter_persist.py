@@ -31,6 +31,9 @@ class AdapterPersist(Persist):
         self._adapter = adapter
         self._config = config if config is not None else StoreConfig()
         self._repo = self._config.repository_id
+        problem = adapter.repository_id_problem(self._repo)
+        if problem is not None:
+            raise InputError(f"repository id {self._repo!r} cannot be used on {adapter.address}: {problem}")
         #: The adapter's layout decides the bytes; ``codec`` overrides its object codec (tests).
         self._layout = adapter.layout
         self._codec = codec if codec is not None else self._layout.codec
