@@ -584,10 +584,28 @@ def stored_obj_value(column_data: bytes, version_token: str | None, referenced: 
     return _reframe(column_data, referenced, version_token, keep_token=False)
 
 
-def column_obj_data(stored: bytes) -> bytes:
-    """The column form of a stored RocksDB value: no token inside, field 11 zero (the row carries
-    ``referenced``, see :func:`obj_frame`), so it equals what the codec writes for a new object."""
-    return _reframe(stored, 0, None, keep_token=False)
+def column_obj_data(stored: bytes) -> tuple[bytes, ObjFrame]:
+    """The column form of a stored RocksDB value (no token inside, field 11 zero, so it equals what
+    the codec writes for a new object) and the value's frame (:func:`obj_frame`), which carries
+    type, token and ``referenced`` beside it: one pass over the value for both."""
+    out = ProtoWriter()
+    frame: ObjFrame | None = None
+    referenced = 0
+    for f in _fields(stored):
+        if f.number == _REFERENCED:
+            referenced = as_int64(f.as_uint())
+        elif f.number == _CUSTOM:
+            message = f.as_bytes()
+            custom = _read_custom_fields(message)
+            frame = ObjFrame(custom.type_name, custom.version_token, 0)
+            out.bytes_field(_CUSTOM, _custom_with_token(message, None))
+        else:
+            out.copy_field(f)
+            if f.number in _READERS:
+                frame = ObjFrame(_READERS[f.number][0], None, 0)
+    if frame is None:
+        raise CorruptData("the bytes hold no object (no ObjProto field Nessie writes)")
+    return out.varint_field(_REFERENCED, 0).to_bytes(), frame._replace(referenced=referenced)
 
 
 def restamped_obj_value(stored: bytes, referenced: int) -> bytes:

@@ -148,10 +148,8 @@ class NessieRowFormat(RowFormat):
         return stored_obj_value(row.data, row.version_token, row.referenced)
 
     def unpack_obj(self, obj_id: bytes, raw: bytes) -> ObjRow:
-        version = self.obj_version(raw)
-        return ObjRow(
-            obj_id, version.obj_type, version.version_token, column_obj_data(raw), version.referenced
-        )
+        data, frame = column_obj_data(raw)
+        return ObjRow(obj_id, frame.type_short_name, frame.version_token, data, frame.referenced)
 
     def obj_version(self, raw: bytes) -> ObjVersion:
         frame = obj_frame(raw)
