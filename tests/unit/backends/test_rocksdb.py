@@ -3,13 +3,17 @@ what it writes in Nessie's layout."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from backends.rocksdb import RocksDBBackendFactory
 from backends.rocksdb.adapter import RocksDBAdapter
+from backends.rocksdb.statements import NESSIE_ROWS, prefix_end
+from persist_spi.adapter import RefRow
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.errors import BackendConfigError, BackendSchemaMismatch, BackendUnavailable, InputError
@@ -203,3 +207,34 @@ def test_unknown_layouts_are_explained(tmp_path: Path) -> None:
     with pytest.raises(BackendConfigError, match="layout=nessie"):
         RocksDBBackendFactory().create(f"rocksdb://{tmp_path}?layout=nessie2")
     assert not (tmp_path / "CURRENT").exists()
+
+
+REFERENCE_VECTORS: list[dict[str, Any]] = json.loads(
+    (Path(__file__).resolve().parents[2] / "vectors" / "nessie-objproto.json").read_text(encoding="utf-8")
+)["references"]
+
+
+@pytest.mark.parametrize("vector", REFERENCE_VECTORS, ids=lambda v: v["name"])
+def test_a_reference_row_is_nessies_reference_proto_with_its_history(vector: dict[str, Any]) -> None:
+    """The row the core hands over (history as delimited records, ``b""`` when empty) is stored as
+    the ReferenceProto Nessie wrote for the same reference, and comes back unchanged."""
+    history = vector["previous_pointers_hex"]
+    row = RefRow(
+        vector["ref_name"],
+        bytes.fromhex(vector["pointer"]),
+        vector["deleted"],
+        vector["created_at_micros"],
+        None if vector["extended_info_obj"] is None else bytes.fromhex(vector["extended_info_obj"]),
+        b"" if history is None else bytes.fromhex(history),
+    )
+    assert NESSIE_ROWS.pack_ref(row).hex() == vector["reference_hex"]
+    assert NESSIE_ROWS.unpack_ref(row.name, bytes.fromhex(vector["reference_hex"])) == row
+
+
+def test_nessie_keys_are_the_repository_id_and_a_colon() -> None:
+    assert NESSIE_ROWS.repo_prefix("repo") == b"repo:"
+    assert NESSIE_ROWS.repo_prefix("") == b":"
+    assert NESSIE_ROWS.repo_prefix("\u00e4") == b"\xc3\xa4:"
+    assert NESSIE_ROWS.repo_of_key(b"repo:refs/heads/a:b") == "repo"
+    assert NESSIE_ROWS.repo_of_key(b":main") == ""
+    assert prefix_end(NESSIE_ROWS.repo_prefix("a")) == b"a;"
