@@ -1,7 +1,6 @@
 package lochkit.vectors;
 
 import static lochkit.vectors.Util.elements;
-import static lochkit.vectors.Util.hex;
 import static lochkit.vectors.Util.obj;
 import static lochkit.vectors.Util.randomObjId;
 import static lochkit.vectors.Util.randomUuid;
@@ -13,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.function.UnaryOperator;
-import org.projectnessie.nessie.relocated.protobuf.ByteString;
 import org.projectnessie.versioned.storage.common.config.StoreConfig;
 import org.projectnessie.versioned.storage.common.indexes.StoreIndex;
 import org.projectnessie.versioned.storage.common.indexes.StoreIndexElement;
@@ -105,13 +103,7 @@ final class KeyOrderVectors {
     for (int n : counts) {
       List<Object> parts = new ArrayList<>();
       for (StoreIndex<CommitOp> part : IndexVectors.build(spec).divide(n)) {
-        ByteString serialized = part.serialize();
-        parts.add(
-            obj(
-                "first_key", elements(part.first()),
-                "last_key", elements(part.last()),
-                "element_count", part.elementCount(),
-                "serialized_hex", hex(serialized)));
+        parts.add(IndexVectors.partJson(part));
       }
       result.add(obj("parts_requested", n, "parts", parts));
     }
