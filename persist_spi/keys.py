@@ -64,7 +64,7 @@ def orders_by_code_point(text: str) -> bool:
 
 def key_less(a: str, b: str) -> bool:
     """``a`` sorts before ``b`` in Nessie's order."""
-    if a.isascii() or b.isascii():
+    if a.isascii() or b.isascii() or _SUPPLEMENTARY.search(a + b) is None:  # one scan, not two
         return a < b
     return key_order(a) < key_order(b)
 

@@ -10,10 +10,15 @@ from typing import Any
 
 import pytest
 
+from backends.inmemory import InMemoryBackendFactory
+from persist_spi.adapter_persist import AdapterPersist
+from persist_spi.config import StoreConfig
+from persist_spi.indexes.elements import IndexElement
 from persist_spi.indexes.layered import LayeredIndex
 from persist_spi.indexes.store_index import deserialize_index, index_from_elements, new_index
 from persist_spi.indexes.striped import StripedIndex
 from persist_spi.keys import StoreKey, key
+from persist_spi.logic.commit_logic import CommitLogic
 
 from .test_commit_vectors import replay_chain
 from .test_index_vectors import element
@@ -72,6 +77,18 @@ def test_layered_index_merges_in_nessies_order() -> None:
     layered = LayeredIndex(reference, updates)
     assert layered.keys() == SORTED
     assert (layered.first(), layered.last()) == (SORTED[0], SORTED[-1])
+
+
+def test_diff_merges_two_indexes_in_nessies_order() -> None:
+    elements = [element(e) for e in INDEX["elements"]]
+    changed = {e.key for e in elements[1::3]}
+    before = index_from_elements([e for i, e in enumerate(elements) if i % 4 != 0])
+    after = index_from_elements(
+        [e if e.key not in changed else IndexElement(e.key, e.op._replace(value=None)) for e in elements]
+    )
+    logic = CommitLogic(AdapterPersist(InMemoryBackendFactory().create(), StoreConfig()))
+    diff = [d.key for d in logic.diff(before, after)]
+    assert diff == [k for i, k in enumerate(SORTED) if i % 4 == 0 or k in changed]
 
 
 @pytest.mark.parametrize("chain", VECTORS["chains"], ids=lambda c: c["name"])
