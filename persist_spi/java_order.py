@@ -1,5 +1,4 @@
-"""Orders Java gives strings where Nessie's ids depend on them: a ``HashMap``'s iteration order and
-``String.compareTo``.
+"""The order Java gives strings where Nessie's ids depend on it: a ``HashMap``'s iteration order.
 
 Nessie hashes commit and tag headers in the iteration order of the ``HashMap`` that holds them
 (``CommitHeadersImpl``: a builder map filled with ``computeIfAbsent``, copied into a new
@@ -8,8 +7,8 @@ the table sizes the two maps grow to, and the order names were first added. This
 what ``java.util.HashMap`` (OpenJDK 8 and later, unchanged since) does with those names, so lochkit
 derives the same commit ids.
 
-Java's strings are UTF-16: ``String.compareTo`` compares code units, which orders a character
-above U+FFFF (a surrogate pair, D800..DBFF first) before U+E000..U+FFFF, unlike code-point order.
+Java's other order, ``String.compareTo`` (by UTF-16 code unit), is the order of store keys:
+:func:`persist_spi.keys.key_order`.
 """
 
 from __future__ import annotations
@@ -42,11 +41,6 @@ def java_string_hash(text: str) -> int:
 def _spread(h: int) -> int:
     """``HashMap.hash``: the upper 16 bits folded into the lower ones (on the unsigned 32 bits)."""
     return h ^ (h >> 16)
-
-
-def utf16_key(text: str) -> bytes:
-    """A sort key ordering strings as Java's ``String.compareTo`` does (by UTF-16 code unit)."""
-    return text.encode("utf-16-be", "surrogatepass")
 
 
 class _Table:

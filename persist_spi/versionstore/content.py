@@ -4,23 +4,34 @@ and their serialisation."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Final
 
 from persist_spi.errors import CorruptData, InputError
+from persist_spi.keys import key_order
 from persist_spi.versionstore.content_proto import decode_content, encode_content
 from persist_spi.versionstore.path_string import elements_from_path_string, to_path_string
 
 MAX_KEY_LENGTH: Final = 500
 
 
-@dataclass(frozen=True, order=True)
+@functools.total_ordering
+@dataclass(frozen=True)
 class ContentKey:
-    """A name such as ``db.schema.table``: one or more non-empty elements."""
+    """A name such as ``db.schema.table``: one or more non-empty elements.
+
+    Keys sort element by element in Nessie's order (:func:`persist_spi.keys.key_order`), which is
+    also the order of their store keys in an index."""
 
     elements: tuple[str, ...]
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, ContentKey):
+            return NotImplemented
+        return tuple(map(key_order, self.elements)) < tuple(map(key_order, other.elements))
 
     def __post_init__(self) -> None:
         if not self.elements:
