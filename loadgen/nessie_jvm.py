@@ -296,3 +296,44 @@ def run_writers(
         raise NessieSideError(f"Nessie's writers printed no result:\n{result.stdout[-2000:]}")
     parsed: dict[str, Any] = json.loads(lines[-1])
     return parsed
+
+
+# --- full scan -----------------------------------------------------------------------------------
+
+FULL_SCAN_CLASS: Final = "lochkit.nessiebench.FullScan"
+
+
+def full_scan(classpath: str, address: Address, repository: str = "") -> dict[str, Any]:
+    """Read every object and reference of ``repository`` with Nessie's own deserialisation (the
+    program's ``FullScan``, read only; the database must not be open in another process for
+    RocksDB). Returns its figures: ``objects`` per type, ``objects_total``, ``references``,
+    ``references_deleted``, ``history_entries``. Raises when Nessie cannot read something."""
+    java = shutil.which("java") or "java"
+    command = [
+        java,
+        "-cp",
+        classpath,
+        FULL_SCAN_CLASS,
+        "--backend",
+        address.backend,
+        "--repository",
+        repository,
+    ]
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=_environment(address),
+        check=False,
+        timeout=COMMAND_TIMEOUT_S,
+    )
+    if result.returncode != 0:
+        raise NessieSideError(
+            f"Nessie's full scan of {address.backend} failed (exit code {result.returncode}): "
+            f"{java_failure(result.stderr.splitlines())}"
+        )
+    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        raise NessieSideError(f"Nessie's full scan printed no result:\n{result.stdout[-2000:]}")
+    parsed: dict[str, Any] = json.loads(lines[-1])
+    return parsed
