@@ -21,8 +21,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from reliability.shared_db.runner import BACKENDS
-    from reliability.shared_db.scenario import CONCURRENT_COMMITS, DIRECTIONS
+    from reliability.shared_db.names import BACKENDS, CONCURRENT_COMMITS, DIRECTIONS
 
     parser.add_argument(
         "--backend",
@@ -55,8 +54,8 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from dataclasses import asdict
     from pathlib import Path
 
-    from reliability.shared_db.runner import BACKENDS, run_backend, table
-    from reliability.shared_db.scenario import DIRECTIONS
+    from reliability.shared_db.names import BACKENDS, DIRECTIONS
+    from reliability.shared_db.runner import run_backend, table
 
     backends = [n.strip() for item in (args.backend or list(BACKENDS)) for n in item.split(",") if n.strip()]
     unknown = sorted(set(backends) - set(BACKENDS))

@@ -16,11 +16,9 @@ from provisioning.base import ProvisioningFailed
 from provisioning.registry import start_local
 from provisioning.servers.postgres import PostgresProvisioned
 from reliability.shared_db.database import SharedDatabase, fresh_postgres, fresh_rocksdb
-from reliability.shared_db.scenario import CONCURRENT_COMMITS, DIRECTIONS, Outcome, run_all
+from reliability.shared_db.names import BACKENDS, CONCURRENT_COMMITS, DIRECTIONS
+from reliability.shared_db.scenario import Outcome, run_all
 
-#: Backends the runner provisions. Cassandra, DynamoDB and MongoDB get Nessie's settings already
-#: (provisioning.servers.nessie_stores) and join here with their adapters' ``layout=nessie``.
-BACKENDS: Final = ("postgres", "rocksdb")
 PRECREATED: Final = "nessie first, tables pre-created"
 NESSIE_CREATES: Final = "nessie first, Nessie creates tables"
 

@@ -43,6 +43,7 @@ from reliability.journal import Journal
 from reliability.ledger import CommitLedger, message_for, read_ledgers, token_of, verify
 from reliability.shared_db.database import SharedDatabase
 from reliability.shared_db.facts import Facts, gather
+from reliability.shared_db.names import CONCURRENT_COMMITS, DIRECTIONS
 from reliability.shared_db.steps import (
     DIFFS,
     MAIN,
@@ -52,8 +53,6 @@ from reliability.shared_db.steps import (
     nessie_writes,
     table,
 )
-
-DIRECTIONS: Final = ("nessie -> lochkit", "lochkit -> nessie", "reverse order", "concurrent")
 
 
 class ScenarioFailed(AssertionError):
@@ -220,10 +219,6 @@ def _internal_heads(store: Any) -> dict[str, str]:
         ref = store.persist.fetch_reference(name)
         heads[name] = "missing" if ref is None else ref.pointer.hex()
     return heads
-
-
-#: Commits each side makes in the concurrent direction.
-CONCURRENT_COMMITS: Final = 20
 
 
 def concurrent(run: Run, commits_each: int = CONCURRENT_COMMITS) -> Outcome:

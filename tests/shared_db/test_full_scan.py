@@ -55,7 +55,9 @@ def test_an_empty_repository_scans_clean(server: PostgresProvisioned, tmp_path: 
     assert scan["references"] == []
 
 
-def test_an_object_nessie_cannot_deserialise_fails_the_scan(server: PostgresProvisioned, tmp_path: Path) -> None:
+def test_an_object_nessie_cannot_deserialise_fails_the_scan(
+    server: PostgresProvisioned, tmp_path: Path
+) -> None:
     db = _database(server, tmp_path)
     _insert(
         db,
@@ -63,7 +65,7 @@ def test_an_object_nessie_cannot_deserialise_fails_the_scan(server: PostgresProv
         bytes(32),
         b"\xff\xff\xff",
     )
-    with pytest.raises(nessie_jvm.NessieSideError, match="Protocol|protobuf|parse"):
+    with pytest.raises(nessie_jvm.NessieSideError, match=r"Protocol|protobuf|parse"):
         nessie_jvm.full_scan(nessie_jvm.build(), db.scan_address())
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from provisioning.base import ProvisioningFailed
-from reliability.shared_db.runner import BACKENDS, run_backend
-from reliability.shared_db.scenario import DIRECTIONS, Outcome
+from reliability.shared_db.names import BACKENDS, DIRECTIONS
+from reliability.shared_db.runner import run_backend
+from reliability.shared_db.scenario import Outcome
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("LOCHKIT_NESSIE_TESTS") != "1",
