@@ -82,7 +82,6 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     print()
     print(table(outcomes))
     failed = [o for o in outcomes if not o.ok]
-    print(
-        f"\n{'FAILED' if failed else 'passed'}: {len(outcomes) - len(failed)} of {len(outcomes)} directions"
-    )
+    verdict = f"FAILED: {len(failed)} of {len(outcomes)} directions" if failed else "passed"
+    print(f"\n{verdict}; results in {out / 'results.json'}")
     return 1 if failed else 0
