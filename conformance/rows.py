@@ -15,6 +15,12 @@ def obj_row(obj: Obj, referenced: int = 1, layout: StorageLayout = LOCHKIT_LAYOU
     return ObjRow(bytes(obj.id), encoded.type_short_name, encoded.version_token, encoded.data, referenced)
 
 
+def with_other_data(row: ObjRow, label: str, layout: StorageLayout = LOCHKIT_LAYOUT) -> ObjRow:
+    """``row`` with other bytes of the same type (a tag's), valid in ``layout``: Nessie's RocksDB
+    layout keeps an object's type only inside its bytes, so arbitrary bytes cannot be stored there."""
+    return row._replace(data=layout.codec.encode(tag_obj(label)).data)
+
+
 def tag_rows(count: int, label: str = "t", layout: StorageLayout = LOCHKIT_LAYOUT) -> list[ObjRow]:
     return [obj_row(tag_obj(f"{label} {i}"), 1000 + i, layout) for i in range(count)]
 

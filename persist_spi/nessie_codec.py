@@ -533,6 +533,69 @@ def obj_frame(data: bytes) -> ObjFrame:
     return ObjFrame(_READERS[number][0], None, referenced)
 
 
+# --- RocksDB's stored form ------------------------------------------------------------------------
+#
+# The core hands an adapter the column form (what the column backends store: the version token in
+# its own column, ``referenced`` in field 11 as the codec wrote it). Nessie's RocksDB backend keeps
+# both inside the value: field 11 holds the row's ``referenced`` and a custom object's
+# ``CustomProto`` holds the token (field 4, written last). These helpers move between the two forms.
+
+
+def _reframe(data: bytes, referenced: int, token: str | None, keep_token: bool) -> bytes:
+    """``data`` with field 11 set to ``referenced`` (written last, as Nessie does) and the custom
+    object's token replaced by ``token`` (None: none) unless ``keep_token``. Fields unknown here are
+    kept in their place."""
+    out = ProtoWriter()
+    kind = 0  # the oneof field number: the object's kind
+    for f in _fields(data):
+        if f.number == _REFERENCED:
+            continue
+        if f.number == _CUSTOM and not keep_token:
+            out.bytes_field(_CUSTOM, _custom_with_token(f.as_bytes(), token))
+        else:
+            out.copy_field(f)
+        if f.number in _READERS or f.number == _CUSTOM:
+            kind = f.number
+    if not kind:
+        raise CorruptData("the bytes hold no object (no ObjProto field Nessie writes)")
+    if token is not None and not keep_token and kind != _CUSTOM:
+        raise InputError(
+            "Nessie's layout keeps a version token only inside custom objects; this object is of a "
+            "standard type, which has none"
+        )
+    return out.varint_field(_REFERENCED, referenced).to_bytes()
+
+
+def _custom_with_token(message: bytes, token: str | None) -> bytes:
+    out = ProtoWriter()
+    for f in _fields(message):
+        if f.number != 4:
+            out.copy_field(f)
+    if token is not None:
+        out.string_field(4, token)
+    return out.to_bytes()
+
+
+def stored_obj_value(column_data: bytes, version_token: str | None, referenced: int) -> bytes:
+    """The value Nessie's RocksDB backend stores for an object given in the column form: the token
+    inside the custom object (``serializeObj(..., includeVersionToken=true)``) and ``referenced`` in
+    field 11. ``CorruptData`` if ``column_data`` is no object, ``InputError`` for a token on a
+    standard object (Nessie's layout has no place for it)."""
+    return _reframe(column_data, referenced, version_token, keep_token=False)
+
+
+def column_obj_data(stored: bytes) -> bytes:
+    """The column form of a stored RocksDB value: no token inside, field 11 zero (the row carries
+    ``referenced``, see :func:`obj_frame`), so it equals what the codec writes for a new object."""
+    return _reframe(stored, 0, None, keep_token=False)
+
+
+def restamped_obj_value(stored: bytes, referenced: int) -> bytes:
+    """A stored RocksDB value with only ``referenced`` changed: what Nessie writes when an object
+    that is already there is stored again (the existing object, re-serialised)."""
+    return _reframe(stored, referenced, None, keep_token=True)
+
+
 def decode_obj_proto(
     obj_id: ObjId, type_short_name: str, data: bytes, referenced: int, version_token: str | None
 ) -> Obj:

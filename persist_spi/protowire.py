@@ -97,6 +97,17 @@ class ProtoWriter:
     def string_field(self, number: int, value: str) -> ProtoWriter:
         return self.bytes_field(number, value.encode("utf-8"))
 
+    def copy_field(self, read: ProtoField) -> ProtoWriter:
+        """A field as :func:`iter_fields` read it, written back unchanged (fields a caller does not
+        know are kept, not dropped, when it rewrites a message)."""
+        if read.wire_type in (FIXED64, FIXED32):
+            self._tag(read.number, read.wire_type)
+            self._out += read.as_uint().to_bytes(8 if read.wire_type == FIXED64 else 4, "little")
+            return self
+        if isinstance(read.value, bytes):
+            return self.bytes_field(read.number, read.value)
+        return self.varint_field(read.number, read.value)
+
     def to_bytes(self) -> bytes:
         return bytes(self._out)
 

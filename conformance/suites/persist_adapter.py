@@ -15,7 +15,7 @@ from contextlib import closing
 import pytest
 
 from conformance.harness import BackendUnderTest, PersistFactory
-from conformance.rows import obj_row, ref_row, tag_rows
+from conformance.rows import obj_row, ref_row, tag_rows, with_other_data
 from conformance.samples import OtherVersionedTestObj, VersionedTestObj, all_samples, changed
 from conformance.suites.base import ConformanceSuite
 from persist_spi.adapter import BackendAdapter, ObjRow
@@ -128,7 +128,7 @@ class PersistAdapterSuite(ConformanceSuite):
         assert inserted == [i % 2 == 1 for i in range(1001)], "insert_objs answers by position"
         fetched = adapter.fetch_objs(repo, ids)
         assert fetched == rows, f"after inserting: {_differing_positions(fetched, rows)}"
-        changed = [r._replace(data=b"changed %d" % i) for i, r in enumerate(rows)]
+        changed = [with_other_data(r, f"changed {i}", adapter.layout) for i, r in enumerate(rows)]
         adapter.upsert_objs(repo, changed)
         fetched = adapter.fetch_objs(repo, ids)
         assert fetched == changed, f"after upserting: {_differing_positions(fetched, changed)}"
@@ -158,11 +158,12 @@ class PersistAdapterSuite(ConformanceSuite):
         rows = tag_rows(8, layout=adapter.layout)
         existing = rows[1::2]
         assert adapter.insert_objs(repo, existing) == [True] * 4
-        again = [r._replace(data=b"other bytes", referenced=r.referenced + 50) for r in rows]
+        other = with_other_data(rows[0], "other bytes", adapter.layout).data
+        again = [r._replace(data=other, referenced=r.referenced + 50) for r in rows]
         assert adapter.insert_objs(repo, again) == [True, False] * 4
         fetched = adapter.fetch_objs(repo, [r.obj_id for r in rows])
         for i, (row, got) in enumerate(zip(rows, fetched, strict=True)):
-            expected_data = row.data if i % 2 else b"other bytes"
+            expected_data = row.data if i % 2 else other
             assert got == row._replace(data=expected_data, referenced=row.referenced + 50), f"row {i}"
 
     # --- references: insert-if-absent and compare-and-swap on every column -----------------------
@@ -397,9 +398,13 @@ class PersistAdapterSuite(ConformanceSuite):
         untouched()
         assert adapter.insert_ref(mine, ref._replace(pointer=b"\x04" * 32)) is True
         untouched()
-        adapter.upsert_objs(mine, [o._replace(data=b"changed") for o in objs[:2]])
+        adapter.upsert_objs(mine, [with_other_data(o, "changed", adapter.layout) for o in objs[:2]])
         untouched()
-        changed = versioned._replace(version_token="2", data=b"v2")
+        changed = obj_row(
+            VersionedTestObj(id=ObjId(versioned.obj_id), version_token="2", some_value="v2"),
+            3,
+            layout=adapter.layout,
+        )
         assert adapter.update_obj_if_version(mine, versioned.obj_type, "1", changed) is True
         untouched()
         assert adapter.delete_obj_if_version(mine, versioned.obj_id, versioned.obj_type, "2") is True

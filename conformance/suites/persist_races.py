@@ -24,7 +24,7 @@ from conformance.suites.base import ConformanceSuite
 from conformance.suites.cache import skip_if_references_cached
 from persist_spi.adapter import BackendAdapter, ObjRow
 from persist_spi.errors import ObjNotFound, RefAlreadyExists, RefConditionFailed, RefNotFound
-from persist_spi.ids import random_obj_id
+from persist_spi.ids import ObjId, random_obj_id
 from persist_spi.objs import Obj, unique_id_for_uuid
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
@@ -260,7 +260,11 @@ class PersistRacesSuite(ConformanceSuite):
             assert adapter.insert_objs(repo, [objs[r]]) == [True]
 
         def proposal(r: int, w: int) -> ObjRow:
-            return objs[r]._replace(version_token=f"v{w + 1}", data=b"%d" % w, referenced=99)
+            return obj_row(
+                VersionedTestObj(id=ObjId(objs[r].obj_id), version_token=f"v{w + 1}", some_value=str(w)),
+                99,
+                layout=adapter.layout,
+            )
 
         calls: dict[str, Callable[[int, int], bool]] = {
             "update_ref": lambda r, w: adapter.update_ref(
