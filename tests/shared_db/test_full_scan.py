@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import LiteralString
 
 import pytest
 
@@ -42,11 +43,11 @@ def _database(server: PostgresProvisioned, tmp_path: Path) -> SharedDatabase:
     return fresh_postgres(server.url, server.admin_url, tmp_path, precreate=True)
 
 
-def _insert(db: SharedDatabase, statement: str, *params: object) -> None:
+def _insert(db: SharedDatabase, statement: LiteralString, *params: object) -> None:
     import psycopg
 
     with psycopg.connect(db.url) as conn:
-        conn.execute(statement, params)  # type: ignore[arg-type]
+        conn.execute(statement, params)
 
 
 def test_an_empty_repository_scans_clean(server: PostgresProvisioned, tmp_path: Path) -> None:
