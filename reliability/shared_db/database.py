@@ -94,13 +94,16 @@ class SharedDatabase:
                 RepositoryLogic(persist).initialize("main")
             yield VersionStore(persist)
 
-    def scan_address(self) -> Address:
-        """Where Nessie's full scan finds this database."""
+    def scan_address(self) -> Address | None:
+        """Where Nessie's full scan finds this database; None where Nessie publishes no module
+        to read it with (Cassandra, DynamoDB)."""
         if self.backend == "postgres":
             return Address("postgres", jdbc_url(self.url))
         if self.backend == "rocksdb":
             return Address("rocksdb", self.url.removeprefix("rocksdb://"))
-        return Address(self.backend, self.url)
+        if self.backend == "mongodb":
+            return Address("mongodb", self.url)
+        return None
 
 
 def fresh_postgres(server_url: str, admin_url: str, workdir: Path, *, precreate: bool) -> SharedDatabase:
@@ -129,3 +132,30 @@ def fresh_rocksdb(workdir: Path) -> SharedDatabase:
     """A new RocksDB directory (created by whichever side opens it first)."""
     path = workdir / f"rocksdb-{secrets.token_hex(4)}"
     return SharedDatabase("rocksdb", f"rocksdb://{path}", workdir, sequential=True)
+
+
+def fresh_cassandra(server_url: str, workdir: Path) -> SharedDatabase:
+    """A new keyspace on a provisioned Cassandra node (Nessie creates its tables, not keyspaces)."""
+    from cassandra.auth import PlainTextAuthProvider
+    from cassandra.cluster import Cluster
+
+    parts = urlsplit(server_url)
+    keyspace = f"nessie_{secrets.token_hex(4)}"
+    auth = PlainTextAuthProvider(parts.username, parts.password) if parts.username else None
+    cluster = Cluster([parts.hostname or "127.0.0.1"], port=parts.port or 9042, auth_provider=auth)
+    try:
+        session = cluster.connect()
+        session.execute(
+            f"CREATE KEYSPACE {keyspace} WITH replication = "
+            "{'class': 'SimpleStrategy', 'replication_factor': 1}",
+            timeout=60,
+        )
+    finally:
+        cluster.shutdown()
+    return SharedDatabase("cassandra", urlunsplit(parts._replace(path=f"/{keyspace}")), workdir)
+
+
+def fresh_dynamodb(server_url: str, workdir: Path) -> SharedDatabase:
+    """New tables on a provisioned DynamoDB Local, apart from others by their prefix."""
+    prefix = f"shared{secrets.token_hex(4)}"
+    return SharedDatabase("dynamodb", f"{server_url}&table_prefix={prefix}", workdir)

@@ -15,7 +15,13 @@ from loadgen import nessie_jvm
 from provisioning.base import ProvisioningFailed
 from provisioning.registry import start_local
 from provisioning.servers.postgres import PostgresProvisioned
-from reliability.shared_db.database import SharedDatabase, fresh_postgres, fresh_rocksdb
+from reliability.shared_db.database import (
+    SharedDatabase,
+    fresh_cassandra,
+    fresh_dynamodb,
+    fresh_postgres,
+    fresh_rocksdb,
+)
 from reliability.shared_db.names import BACKENDS, CONCURRENT_COMMITS, DIRECTIONS
 from reliability.shared_db.scenario import Outcome, run_all
 
@@ -52,10 +58,22 @@ def run_backend(
 
             return run_all(db_for, classpath, directions, (PRECREATED, NESSIE_CREATES), concurrent_commits)
 
-        def rocks_for(variant: str) -> SharedDatabase:
-            return fresh_rocksdb(workdir / _slug(variant))
+        if backend == "rocksdb":
 
-        return run_all(rocks_for, classpath, directions, concurrent_commits=concurrent_commits)
+            def rocks_for(variant: str) -> SharedDatabase:
+                return fresh_rocksdb(workdir / _slug(variant))
+
+            return run_all(rocks_for, classpath, directions, concurrent_commits=concurrent_commits)
+        node = start_local(backend, workdir / f"{backend}-server")
+        stack.callback(node.stop)
+        assert node.url is not None
+        node_url = node.url
+        fresh = fresh_cassandra if backend == "cassandra" else fresh_dynamodb
+
+        def db_on_node(variant: str) -> SharedDatabase:
+            return fresh(node_url, workdir / _slug(variant))
+
+        return run_all(db_on_node, classpath, directions, concurrent_commits=concurrent_commits)
 
 
 def table(outcomes: Sequence[Outcome]) -> str:
