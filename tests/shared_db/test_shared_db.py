@@ -2,8 +2,9 @@
 PostgreSQL database and one RocksDB directory, in every direction (see reliability.shared_db).
 
 Runs when ``LOCHKIT_NESSIE_TESTS=1`` (Java 21+, the Nessie runner jar, Maven for Nessie's storage
-jars); a backend whose server cannot be provisioned here is skipped. ``lochkit shared-db`` runs the
-same and prints the table."""
+jars); a backend whose server cannot be provisioned here is skipped. PostgreSQL and RocksDB run by
+default (as in CI); ``LOCHKIT_SHARED_DB_BACKENDS=all`` (or a comma-separated list) adds Cassandra and
+DynamoDB Local. ``lochkit shared-db`` runs the same and prints the table."""
 
 from __future__ import annotations
 
@@ -17,13 +18,24 @@ from reliability.shared_db.names import BACKENDS, DIRECTIONS
 from reliability.shared_db.runner import run_backend
 from reliability.shared_db.scenario import Outcome
 
+#: The backends a run without LOCHKIT_SHARED_DB_BACKENDS covers (CI's).
+DEFAULT_BACKENDS = ("postgres", "rocksdb")
+
+
+def _backends() -> tuple[str, ...]:
+    given = os.environ.get("LOCHKIT_SHARED_DB_BACKENDS", "")
+    if not given:
+        return DEFAULT_BACKENDS
+    return BACKENDS if given == "all" else tuple(b.strip() for b in given.split(",") if b.strip())
+
+
 pytestmark = pytest.mark.skipif(
     os.environ.get("LOCHKIT_NESSIE_TESTS") != "1",
     reason="starts a real Nessie server when LOCHKIT_NESSIE_TESTS=1 (needs Java 21+, a 245 MB jar)",
 )
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+@pytest.fixture(scope="module", params=_backends())
 def outcomes(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[Outcome]:
     backend: str = request.param
     workdir: Path = tmp_path_factory.mktemp(f"shared-{backend}")
