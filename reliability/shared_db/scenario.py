@@ -239,9 +239,10 @@ def concurrent(run: Run, commits_each: int = CONCURRENT_COMMITS) -> Outcome:
             lochkit.create_reference(conc, lochkit.reference(MAIN).hash)
             with run.db.nessie() as nessie:
                 errors: list[str] = []
+                retries: dict[str, int] = {}
                 writers = [
                     threading.Thread(
-                        target=_writer, args=(api, name, conc.name, commits_each, journals, errors)
+                        target=_writer, args=(api, name, conc.name, commits_each, journals, errors, retries)
                     )
                     for api, name in ((nessie, "nessie"), (lochkit, "lochkit"))
                 ]
@@ -265,7 +266,8 @@ def concurrent(run: Run, commits_each: int = CONCURRENT_COMMITS) -> Outcome:
         per_writer = {w: sum(1 for _, t in chain if t.startswith(w)) for w in ("nessie", "lochkit")}
         return len(chain), (
             f"one chain of {len(chain)} commits (nessie {per_writer['nessie']}, lochkit "
-            f"{per_writer['lochkit']}), every acknowledged commit exactly once"
+            f"{per_writer['lochkit']}), every acknowledged commit exactly once; retries after a "
+            f"conflict: nessie {retries.get('nessie', 0)}, lochkit {retries.get('lochkit', 0)}"
         )
 
     return run.record(DIRECTIONS[3], body)
@@ -275,10 +277,16 @@ _RETRIES: Final = 50
 
 
 def _writer(
-    api: VersionStoreApi, name: str, branch_name: str, count: int, journals: Path, errors: list[str]
+    api: VersionStoreApi,
+    name: str,
+    branch_name: str,
+    count: int,
+    journals: Path,
+    errors: list[str],
+    retries: dict[str, int],
 ) -> None:
     """``count`` commits, each a new table, with the head read just before as expected hash;
-    retried when the other writer moved the branch in between."""
+    retried when the other writer moved the branch in between (counted in ``retries``)."""
     ref = branch(branch_name)
     ledger = CommitLedger(Journal(journals / f"{name}.jsonl"), name)
     try:
@@ -299,6 +307,7 @@ def _writer(
                 except (ReferenceConflictError, ReferenceRetryFailureError):
                     if attempt == _RETRIES - 1:
                         raise
+                    retries[name] = retries.get(name, 0) + 1
     except Exception as e:  # reported by the scenario, with the writer's name
         errors.append(f"{name}: {type(e).__name__}: {e}")
     finally:
