@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import LiteralString
+from typing import Any, LiteralString
 
 import pytest
 
@@ -43,6 +43,12 @@ def _database(server: PostgresProvisioned, tmp_path: Path) -> SharedDatabase:
     return fresh_postgres(server.url, server.admin_url, tmp_path, precreate=True)
 
 
+def _scan(db: SharedDatabase) -> dict[str, Any]:
+    address = db.scan_address()
+    assert address is not None
+    return nessie_jvm.full_scan(nessie_jvm.build(), address)
+
+
 def _insert(db: SharedDatabase, statement: LiteralString, *params: object) -> None:
     import psycopg
 
@@ -51,7 +57,7 @@ def _insert(db: SharedDatabase, statement: LiteralString, *params: object) -> No
 
 
 def test_an_empty_repository_scans_clean(server: PostgresProvisioned, tmp_path: Path) -> None:
-    scan = nessie_jvm.full_scan(nessie_jvm.build(), _database(server, tmp_path).scan_address())
+    scan = _scan(_database(server, tmp_path))
     assert scan["objects_total"] == 0
     assert scan["references"] == []
 
@@ -67,7 +73,7 @@ def test_an_object_nessie_cannot_deserialise_fails_the_scan(
         b"\xff\xff\xff",
     )
     with pytest.raises(nessie_jvm.NessieSideError, match=r"Protocol|protobuf|parse"):
-        nessie_jvm.full_scan(nessie_jvm.build(), db.scan_address())
+        _scan(db)
 
 
 def test_a_reference_to_a_missing_object_fails_the_scan(server: PostgresProvisioned, tmp_path: Path) -> None:
@@ -78,4 +84,4 @@ def test_a_reference_to_a_missing_object_fails_the_scan(server: PostgresProvisio
         bytes(range(32)),
     )
     with pytest.raises(nessie_jvm.NessieSideError, match="not stored"):
-        nessie_jvm.full_scan(nessie_jvm.build(), db.scan_address())
+        _scan(db)
