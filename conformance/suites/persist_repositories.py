@@ -17,6 +17,7 @@ from conformance.samples import (
 )
 from conformance.suites.base import ConformanceSuite
 from conformance.suites.cache import skip_if_references_cached
+from persist_spi.errors import InputError
 from persist_spi.ids import EMPTY_OBJ_ID, random_obj_id
 from persist_spi.objs import (
     STANDARD_OBJ_TYPES,
@@ -160,9 +161,19 @@ class PersistRepositoriesSuite(ConformanceSuite):
         assert theirs.fetch_objs_if_exist(ids) == everything
         assert _ids(_scan(theirs)) == _ids(everything)
 
-    def test_repository_ids_that_prefix_each_other_do_not_mix(self, persist_factory: PersistFactory) -> None:
-        """Backends that build row keys by concatenation must delimit the repository id."""
+    def test_repository_ids_that_prefix_each_other_do_not_mix(
+        self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
+    ) -> None:
+        """Backends that build row keys by concatenation must delimit the repository id, or refuse
+        the ids they cannot keep apart (Nessie's layouts keyed ``repo + ":"``) before any write."""
         repos = ["a", "a:", "a:b", "ab", "", "ä", "a/b"]
+        adapter = lochkit_backend.adapter
+        refused = [r for r in repos if adapter.repository_id_problem(persist_factory.repository_id_for(r))]
+        assert all(":" in r for r in refused), f"only ids that share a key prefix may be refused: {refused}"
+        for repo in refused:
+            with pytest.raises(InputError, match="cannot be used"):
+                persist_factory(repo)
+        repos = [r for r in repos if r not in refused]
         persists = {r: persist_factory(r) for r in repos}
         for repo, persist in persists.items():
             persist.add_reference(Reference(f"b:{repo}", EMPTY_OBJ_ID))
@@ -247,8 +258,11 @@ class PersistRepositoriesSuite(ConformanceSuite):
         self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
     ) -> None:
         """Ids that prefix each other, and one that is not ASCII, each listed exactly once
-        however many references it holds."""
-        persists = [persist_factory(name) for name in ("a", "a:", "ab", "ä/b")]
+        however many references it holds. An adapter that refuses ids containing ":"
+        (repository_id_problem) is tested with "a_" in place of "a:"."""
+        colon = persist_factory.repository_id_for("a:")
+        refused = lochkit_backend.adapter.repository_id_problem(colon) is not None
+        persists = [persist_factory(name) for name in ("a", "a_" if refused else "a:", "ab", "ä/b")]
         for count, persist in enumerate(persists, start=1):
             for i in range(count):
                 persist.add_reference(Reference(f"refs/heads/b{i}", random_obj_id()))
