@@ -19,6 +19,7 @@ from conformance.samples import (
 from conformance.suites.base import ConformanceSuite
 from conformance.suites.cache import skip_if_references_cached
 from persist_spi.adapter import BackendAdapter
+from persist_spi.errors import InputError
 from persist_spi.ids import EMPTY_OBJ_ID, random_obj_id
 from persist_spi.objs import (
     STANDARD_OBJ_TYPES,
@@ -172,8 +173,17 @@ class PersistRepositoriesSuite(ConformanceSuite):
     def test_repository_ids_that_prefix_each_other_do_not_mix(
         self, lochkit_backend: BackendUnderTest, persist_factory: PersistFactory
     ) -> None:
-        """Backends that build row keys by concatenation must delimit the repository id."""
-        repos = _keepable(lochkit_backend.adapter, ["a", "a:", "a:b", "ab", "", "ä", "a/b"])
+        """Backends that build row keys by concatenation must delimit the repository id, or refuse
+        the ids they cannot keep apart (Nessie's layouts keyed ``repo + ":"``) before any write; those
+        are then probed with ";" in place of ":" (the next byte, the same key-range boundary)."""
+        names = ["a", "a:", "a:b", "ab", "", "ä", "a/b"]
+        adapter = lochkit_backend.adapter
+        refused = [r for r in names if adapter.repository_id_problem(persist_factory.repository_id_for(r))]
+        assert all(":" in r for r in refused), f"only ids that share a key prefix may be refused: {refused}"
+        for repo in refused:
+            with pytest.raises(InputError, match="cannot be used"):
+                persist_factory(repo)
+        repos = _keepable(adapter, names)
         persists = {r: persist_factory(r) for r in repos}
         for repo, persist in persists.items():
             persist.add_reference(Reference(f"b:{repo}", EMPTY_OBJ_ID))
