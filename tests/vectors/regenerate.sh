@@ -26,4 +26,8 @@ for f in nessie-object-ids.json nessie-index.json nessie-commit-ids.json nessie-
   test -s "$out/$f" || { echo "generator did not write $f" >&2; exit 1; }
   cp "$out/$f" "$here/$f"
 done
+for f in nessie-smile.json; do
+  test -s "$out/$f" || { echo "generator did not write $f" >&2; exit 1; }
+  cp "$out/$f" "$here/$f"
+done
 echo "Wrote the nessie-*.json vectors in $here" >&2

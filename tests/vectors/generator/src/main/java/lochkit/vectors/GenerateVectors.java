@@ -27,5 +27,6 @@ public final class GenerateVectors {
     Json.write(out.resolve("nessie-content.json"), ContentVectors.generate());
     Json.write(out.resolve("nessie-version-store.json"), VersionStoreVectors.generate());
     Json.write(out.resolve("nessie-objproto.json"), ObjProtoVectors.generate());
+    Json.write(out.resolve("nessie-smile.json"), SmileVectors.generate());
   }
 }
