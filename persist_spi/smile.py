@@ -26,6 +26,7 @@ No dependency: the Smile packages on PyPI are unmaintained, and the format is sm
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable, Mapping
 from decimal import Decimal
@@ -55,6 +56,7 @@ _DOUBLE: Final = struct.Struct(">d")
 _LONG_BITS: Final = struct.Struct(">Q")
 _FLOAT: Final = struct.Struct(">f")
 _INT_BITS: Final = struct.Struct(">I")
+_DOUBLE_SHIFTS: Final = tuple(7 * (9 - k) for k in range(10))
 
 
 class SmileEncodeError(InputError):
@@ -101,6 +103,11 @@ def _zigzag(value: int, bits: int) -> int:
 def _vint(out: bytearray, value: int) -> None:
     """An unsigned value in Smile's variable length form: 7-bit groups, most significant first,
     the last one 6 bits with bit 7 set."""
+    if value < 0x2000:  # one or two bytes: most lengths and ints
+        if value >= 0x40:
+            out.append(value >> 6)
+        out.append(0x80 | (value & 0x3F))
+        return
     last = 0x80 | (value & 0x3F)
     value >>= 6
     if value:
@@ -113,30 +120,44 @@ def _vint(out: bytearray, value: int) -> None:
     out.append(last)
 
 
+# Spreading 7-byte groups into eight 7-bit bytes, for all groups at once: each group sits in an
+# 8-byte slot of one big int, and three mask-and-shift steps move its bits apart (28 | 28, then
+# 14 | 14, then 7 | 7 bits). Cost grows with the length, not with the number of groups times
+# Python's per-group overhead.
+_SPREAD_STEPS: Final = (
+    (0x0000_0000_0FFF_FFFF, 0x00FF_FFFF_F000_0000, 4),
+    (0x0000_3FFF_0000_3FFF, 0x0FFF_C000_0FFF_C000, 2),
+    (0x007F_007F_007F_007F, 0x3F80_3F80_3F80_3F80, 1),
+)
+
+
+@functools.lru_cache(maxsize=64)
+def _masks(groups: int) -> tuple[tuple[int, int, int], ...]:
+    """The spreading steps' 64-bit masks repeated for ``groups`` slots."""
+    return tuple((_repeat(keep, groups), _repeat(move, groups), shift) for keep, move, shift in _SPREAD_STEPS)
+
+
+def _repeat(mask: int, groups: int) -> int:
+    return int.from_bytes(mask.to_bytes(8, "big") * groups, "big")
+
+
 def _seven_bit(out: bytearray, data: bytes) -> None:
     """Length, then every 7 bytes as eight 7-bit groups; a last part of n bytes as n 7-bit groups
     and one group of the remaining n bits."""
     n = len(data)
     _vint(out, n)
-    full = n - n % 7
-    for start in range(0, full, 7):
-        chunk = int.from_bytes(data[start : start + 7], "big")
-        out += bytes(
-            (
-                (chunk >> 49) & 0x7F,
-                (chunk >> 42) & 0x7F,
-                (chunk >> 35) & 0x7F,
-                (chunk >> 28) & 0x7F,
-                (chunk >> 21) & 0x7F,
-                (chunk >> 14) & 0x7F,
-                (chunk >> 7) & 0x7F,
-                chunk & 0x7F,
-            )
-        )
-    rest = n - full
+    groups, rest = divmod(n, 7)
+    if groups:
+        slots = bytearray(8 * groups)  # each group in the low 7 bytes of an 8-byte slot
+        for i in range(7):
+            slots[i + 1 :: 8] = data[i : 7 * groups : 7]
+        value = int.from_bytes(slots, "big")
+        for keep, move, shift in _masks(groups):
+            value = (value & keep) | ((value & move) << shift)
+        out += value.to_bytes(8 * groups, "big")
     if rest:
         bits = rest * 8
-        tail = int.from_bytes(data[full:], "big")
+        tail = int.from_bytes(data[7 * groups :], "big")
         out += bytes((tail >> (bits - 7 * (k + 1))) & 0x7F for k in range(rest))
         out.append(tail & ((1 << rest) - 1))
 
@@ -156,32 +177,42 @@ class _Writer:
         self._count = 0  # names written in full since the table (re)started
 
     def value(self, value: Any) -> None:
-        # bool before int (a bool is an int); the common types first.
-        if isinstance(value, str):
-            self.string(value)
-        elif value is None:
-            self.out.append(0x21)
-        elif value is True:
-            self.out.append(0x23)
-        elif value is False:
-            self.out.append(0x22)
-        elif isinstance(value, int):
+        write = _WRITERS.get(type(value))  # the exact type first: one lookup, no isinstance chain
+        if write is not None:
+            write(self, value)
+        elif isinstance(value, bool):
+            self.boolean(value)
+        elif isinstance(value, int):  # an IntEnum, for one
             self.integer(value)
+        elif isinstance(value, str):
+            self.string(value)
         elif isinstance(value, Mapping):
             self.mapping(value)
-        elif isinstance(value, (list, tuple)):
+        elif isinstance(value, (list, tuple)):  # a NamedTuple, for one
             self.sequence(value)
-        elif isinstance(value, (bytes, bytearray, memoryview)):
-            self.out.append(0xE8)
-            _seven_bit(self.out, bytes(value))
+        elif isinstance(value, (bytes, bytearray, memoryview)):  # an ObjId, for one
+            self.binary(value)
         elif isinstance(value, float):
-            self.out.append(0x29)
-            bits = _LONG_BITS.unpack(_DOUBLE.pack(value))[0]
-            self.out += bytes((bits >> (7 * (9 - k))) & 0x7F for k in range(10))
+            self.double(value)
         elif isinstance(value, Decimal):
             self.decimal(value)
         else:
             raise _Unencodable(f"value of type {type(value).__name__}", _SMILE_TYPES)
+
+    def null(self, _: None) -> None:
+        self.out.append(0x21)
+
+    def boolean(self, value: bool) -> None:
+        self.out.append(0x23 if value else 0x22)
+
+    def binary(self, value: bytes | bytearray | memoryview) -> None:
+        self.out.append(0xE8)
+        _seven_bit(self.out, bytes(value))
+
+    def double(self, value: float) -> None:
+        bits = _LONG_BITS.unpack(_DOUBLE.pack(value))[0]
+        self.out.append(0x29)
+        self.out += bytes((bits >> shift) & 0x7F for shift in _DOUBLE_SHIFTS)
 
     def string(self, text: str) -> None:
         out = self.out
@@ -208,13 +239,11 @@ class _Writer:
 
     def integer(self, value: int) -> None:
         out = self.out
-        if _INT32_MIN <= value <= _INT32_MAX:
-            zigzag = _zigzag(value, 32)
-            if zigzag <= 0x1F:
-                out.append(0xC0 + zigzag)
-                return
+        if -16 <= value <= 15:
+            out.append(0xC0 + _zigzag(value, 32))
+        elif _INT32_MIN <= value <= _INT32_MAX:
             out.append(0x24)
-            _vint(out, zigzag)
+            _vint(out, _zigzag(value, 32))
         elif _INT64_MIN <= value <= _INT64_MAX:
             out.append(0x25)
             _vint(out, _zigzag(value, 64))
@@ -294,6 +323,20 @@ class _Writer:
         self._count += 1
 
 
+_WRITERS: Final[dict[type, Callable[[_Writer, Any], None]]] = {
+    str: _Writer.string,
+    int: _Writer.integer,
+    bool: _Writer.boolean,
+    type(None): _Writer.null,
+    dict: _Writer.mapping,
+    list: _Writer.sequence,
+    tuple: _Writer.sequence,
+    bytes: _Writer.binary,
+    float: _Writer.double,
+    Decimal: _Writer.decimal,
+}
+
+
 # --- reading -------------------------------------------------------------------------------------
 
 
@@ -337,71 +380,83 @@ class _Reader:
         return SmileDecodeError(f"{what} at offset {self.pos - 1}")
 
     def value(self, b: int) -> Any:
+        return _VALUE_READERS[b](self, b)
+
+    def short_string(self, b: int) -> str:
+        """0x40-0x7F: ASCII of 1-64 bytes; 0x80-0xBF: UTF-8 of 2-65 bytes."""
+        start = self.pos
+        end = self.pos = start + (b - 0x3F if b < 0x80 else b - 0x7E)
+        if end > len(self.data):
+            raise IndexError
+        text = self.data[start:end].decode("utf-8")
+        if self.values is not None:
+            _share(self.values, text)
+        return text
+
+    def small_int(self, b: int) -> int:
+        zigzag = b - 0xC0
+        return (zigzag >> 1) ^ -(zigzag & 1)
+
+    def integer(self, b: int) -> int:
+        zigzag = self.vint()
+        return (zigzag >> 1) ^ -(zigzag & 1)
+
+    def big_integer(self, b: int) -> int:
+        return int.from_bytes(self.seven_bit(), "big", signed=True)
+
+    def double(self, b: int) -> float:
+        bits = 0
+        for _ in range(10):
+            bits = (bits << 7) | self.token()
+        return float(_DOUBLE.unpack(_LONG_BITS.pack(bits & 0xFFFF_FFFF_FFFF_FFFF))[0])
+
+    def float32(self, b: int) -> float:
+        bits = 0
+        for _ in range(5):
+            bits = (bits << 7) | self.token()
+        return float(_FLOAT.unpack(_INT_BITS.pack(bits & 0xFFFF_FFFF))[0])
+
+    def big_decimal(self, b: int) -> Decimal:
+        zigzag = self.vint()
+        scale = (zigzag >> 1) ^ -(zigzag & 1)
+        unscaled = int.from_bytes(self.seven_bit(), "big", signed=True)
+        digits = tuple(map(int, str(abs(unscaled))))
+        return Decimal((int(unscaled < 0), digits, -scale))
+
+    def long_string(self, b: int) -> str:
+        return self.until_end_of_string()
+
+    def binary(self, b: int) -> bytes:
+        return self.seven_bit()
+
+    def raw_binary(self, b: int) -> bytes:
+        n = self.vint()
+        start = self.pos
+        end = self.pos = start + n
+        if end > len(self.data):
+            raise IndexError
+        return self.data[start:end]
+
+    def array(self, b: int) -> Any:
         data = self.data
-        if 0x40 <= b < 0xC0:  # short strings: ASCII 0x40-0x7F, UTF-8 0x80-0xBF
-            n = b - 0x3F if b < 0x80 else b - 0x7E
-            start = self.pos
-            self.pos = start + n
-            if self.pos > len(data):
-                raise IndexError
-            text = data[start : self.pos].decode("utf-8")
-            if self.values is not None:
-                _share(self.values, text)
-            return text
-        if 0xC0 <= b < 0xE0:
-            zigzag = b - 0xC0
-            return (zigzag >> 1) ^ -(zigzag & 1)
-        if b == 0xFA:
-            return self.mapping()
-        if b == 0xF8:
-            items: list[Any] = []
-            while (t := self.token()) != 0xF9:
-                items.append(self.value(t))
-            return self.sequence(items)
-        if b < 0x20:
-            return self.shared_value(b - 1)
-        if b == 0x20:
-            return ""
-        if b == 0x21:
-            return None
-        if b == 0x22:
-            return False
-        if b == 0x23:
-            return True
-        if b in (0x24, 0x25):
-            zigzag = self.vint()
-            return (zigzag >> 1) ^ -(zigzag & 1)
-        if b == 0x26:
-            return int.from_bytes(self.seven_bit(), "big", signed=True)
-        if b == 0x29:
-            bits = 0
-            for _ in range(10):
-                bits = (bits << 7) | self.token()
-            return _DOUBLE.unpack(_LONG_BITS.pack(bits & 0xFFFF_FFFF_FFFF_FFFF))[0]
-        if b == 0x28:
-            bits = 0
-            for _ in range(5):
-                bits = (bits << 7) | self.token()
-            return _FLOAT.unpack(_INT_BITS.pack(bits & 0xFFFF_FFFF))[0]
-        if b == 0x2A:
-            zigzag = self.vint()
-            scale = (zigzag >> 1) ^ -(zigzag & 1)
-            unscaled = int.from_bytes(self.seven_bit(), "big", signed=True)
-            digits = tuple(map(int, str(abs(unscaled))))
-            return Decimal((int(unscaled < 0), digits, -scale))
-        if b in (0xE0, 0xE4):
-            return self.until_end_of_string()
-        if b == 0xE8:
-            return self.seven_bit()
-        if b == 0xFD:
-            n = self.vint()
-            start = self.pos
-            self.pos = start + n
-            if self.pos > len(data):
-                raise IndexError
-            return data[start : self.pos]
-        if 0xEC <= b <= 0xEF:
-            return self.shared_value(((b & 0x03) << 8) | self.token())
+        items: list[Any] = []
+        while True:
+            t = data[self.pos]
+            self.pos += 1
+            if t == 0xF9:
+                return self.sequence(items)
+            items.append(_VALUE_READERS[t](self, t))
+
+    def map_value(self, b: int) -> dict[str, Any]:
+        return self.mapping()
+
+    def shared_short(self, b: int) -> str:
+        return self.shared_value(b - 1)
+
+    def shared_long(self, b: int) -> str:
+        return self.shared_value(((b & 0x03) << 8) | self.token())
+
+    def unknown(self, b: int) -> Any:
         raise self._fail(f"unknown Smile value token 0x{b:02x}")
 
     def shared_value(self, index: int) -> str:
@@ -412,11 +467,17 @@ class _Reader:
         return self.values[index]
 
     def mapping(self) -> dict[str, Any]:
+        data = self.data
         doc: dict[str, Any] = {}
-        while (b := self.token()) != 0xFB:
+        while True:
+            b = data[self.pos]
+            self.pos += 1
+            if b == 0xFB:
+                return doc
             key = self.name(b)
-            doc[key] = self.value(self.token())
-        return doc
+            t = data[self.pos]
+            self.pos += 1
+            doc[key] = _VALUE_READERS[t](self, t)
 
     def name(self, b: int) -> str:
         data = self.data
@@ -457,34 +518,40 @@ class _Reader:
         return text
 
     def vint(self) -> int:
+        data = self.data
+        pos = self.pos
         value = 0
         while True:
-            b = self.token()
+            b = data[pos]
+            pos += 1
             if b & 0x80:
+                self.pos = pos
                 return (value << 6) | (b & 0x3F)
             value = (value << 7) | b
 
     def seven_bit(self) -> bytes:
+        """Binary written by :func:`_seven_bit` (the spreading steps undone, in reverse order)."""
         n = self.vint()
-        full, rest = divmod(n, 7)
+        groups, rest = divmod(n, 7)
         data = self.data
-        pos = self.pos
-        end = pos + full * 8 + (rest + 1 if rest else 0)
+        start = self.pos
+        end = start + 8 * groups + (rest + 1 if rest else 0)
         if end > len(data):
             raise IndexError
-        out = bytearray()
-        for start in range(pos, pos + full * 8, 8):
-            chunk = 0
-            for b in data[start : start + 8]:
-                chunk = (chunk << 7) | b
-            out += (chunk & 0xFF_FFFF_FFFF_FFFF).to_bytes(7, "big")
+        out = bytearray(n)
+        if groups:
+            value = int.from_bytes(data[start : start + 8 * groups], "big")
+            for keep, move, shift in reversed(_masks(groups)):
+                value = (value & keep) | ((value >> shift) & move)
+            slots = value.to_bytes(8 * groups, "big")
+            for i in range(7):
+                out[i : 7 * groups : 7] = slots[i + 1 :: 8]
         if rest:
             tail = 0
-            start = pos + full * 8
-            for b in data[start : start + rest]:
-                tail = (tail << 7) | b
-            tail = (tail << rest) | (data[start + rest] & ((1 << rest) - 1))
-            out += (tail & ((1 << (8 * rest)) - 1)).to_bytes(rest, "big")
+            for b in data[start + 8 * groups : end - 1]:
+                tail = (tail << 7) | (b & 0x7F)
+            tail = (tail << rest) | (data[end - 1] & ((1 << rest) - 1))
+            out[7 * groups :] = (tail & ((1 << (8 * rest)) - 1)).to_bytes(rest, "big")
         self.pos = end
         return bytes(out)
 
@@ -494,3 +561,31 @@ def _share(table: list[str], text: str) -> None:
     if len(table) == _MAX_SHARED:
         table.clear()
     table.append(text)
+
+
+def _constant(value: Any) -> Callable[[_Reader, int], Any]:
+    return lambda reader, b: value
+
+
+def _value_readers() -> list[Callable[[_Reader, int], Any]]:
+    """What reads a value, by its token byte."""
+    readers: list[Callable[[_Reader, int], Any]] = [_Reader.unknown] * 256
+    readers[0x01:0x20] = [_Reader.shared_short] * 0x1F  # 0x00 is never written
+    readers[0x20:0x24] = [_constant(""), _constant(None), _constant(False), _constant(True)]
+    readers[0x24] = readers[0x25] = _Reader.integer
+    readers[0x26] = _Reader.big_integer
+    readers[0x28] = _Reader.float32
+    readers[0x29] = _Reader.double
+    readers[0x2A] = _Reader.big_decimal
+    readers[0x40:0xC0] = [_Reader.short_string] * 0x80
+    readers[0xC0:0xE0] = [_Reader.small_int] * 0x20
+    readers[0xE0] = readers[0xE4] = _Reader.long_string
+    readers[0xE8] = _Reader.binary
+    readers[0xEC:0xF0] = [_Reader.shared_long] * 4
+    readers[0xF8] = _Reader.array
+    readers[0xFA] = _Reader.map_value
+    readers[0xFD] = _Reader.raw_binary
+    return readers
+
+
+_VALUE_READERS: Final = _value_readers()

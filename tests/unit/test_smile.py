@@ -6,6 +6,7 @@ in ``test_smile_vectors.py``."""
 from __future__ import annotations
 
 import math
+import random
 import struct
 from decimal import Decimal
 from typing import Any
@@ -93,6 +94,28 @@ def test_every_binary_length_round_trips() -> None:
         encoded = encode_smile(data)
         assert len(encoded) == len(H) + 1 + 1 + n // 7 * 8 + (n % 7 + 1 if n % 7 else 0)
         assert decode_smile(encoded) == data
+
+
+def _seven_bit_reference(data: bytes) -> bytes:
+    """The 7-bit form worked out bit by bit: every 7 bytes as eight groups of 7 bits; a last part of
+    n bytes as n groups of 7 bits and one group of its last n bits."""
+    bits = "".join(f"{b:08b}" for b in data)
+    full = len(data) // 7 * 56
+    groups = [bits[i : i + 7] for i in range(0, full, 7)]
+    rest = bits[full:]
+    if rest:
+        n = len(rest) // 8
+        groups += [rest[7 * k : 7 * k + 7] for k in range(n)] + [rest[7 * n :]]
+    return bytes(int(g, 2) for g in groups)
+
+
+@pytest.mark.parametrize("n", [1, 6, 7, 8, 33, 700, 7001])
+def test_long_binary_is_the_reference_7_bit_form(n: int) -> None:
+    data = random.Random(n).randbytes(n)
+    encoded = encode_smile(data)
+    assert encoded.endswith(_seven_bit_reference(data))
+    assert len(encoded) == len(H) + 1 + (1 if n < 64 else 2) + len(_seven_bit_reference(data))
+    assert decode_smile(encoded) == data
 
 
 def test_big_integers_round_trip() -> None:
