@@ -21,7 +21,8 @@ the bytes, as Jackson writes them:
 The reader takes every form of the format, whatever features the writer had (shared string
 values, raw binary, 32-bit floats, an end marker).
 
-No dependency: the Smile packages on PyPI are unmaintained, and the format is small.
+No dependency: the format is small enough to write by hand, as :mod:`persist_spi.protowire` does for
+protobuf.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ def encode_smile(value: Any) -> bytes:
     except _Unencodable as e:
         where = "$" + "".join(reversed(e.path))
         raise SmileEncodeError(f"The {e.what} at {where} cannot be written as Smile: {e.why}") from None
+    except RecursionError:
+        raise SmileEncodeError("The value is nested too deeply to be written as Smile") from None
     return bytes(writer.out)
 
 
@@ -360,6 +363,8 @@ def decode_smile(data: bytes, *, sequence: Callable[[list[Any]], Any] = list) ->
         raise SmileDecodeError(f"the Smile data ends in the middle of a value ({len(data)} bytes)") from None
     except UnicodeDecodeError as e:
         raise SmileDecodeError(f"a string is not valid UTF-8 near offset {reader.pos}: {e.reason}") from None
+    except RecursionError:
+        raise SmileDecodeError(f"arrays and maps nested too deeply, at offset {reader.pos}") from None
     return value
 
 

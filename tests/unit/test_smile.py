@@ -256,6 +256,16 @@ def test_bytes_that_are_no_smile_are_corrupt(data: bytes, what: str) -> None:
     assert isinstance(caught.value, CorruptData)
 
 
+def test_nesting_deeper_than_python_recurses_is_refused_clearly() -> None:
+    with pytest.raises(SmileDecodeError, match="nested too deeply"):
+        decode_smile(H + b"\xf8" * 100_000)
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(SmileEncodeError, match="nested too deeply"):
+        encode_smile(deep)
+
+
 @pytest.mark.parametrize(
     ("value", "what"),
     [
