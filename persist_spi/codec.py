@@ -328,8 +328,8 @@ class BinaryCodec:
             return EncodedObj(cls.TYPE.short_name, None, _pack(standard[0](obj)))
         if isinstance(obj, OpaqueCustomObj):
             raise InputError(
-                f"Object {obj.id} of type {obj.type_name!r} holds the bytes a Nessie server stored "
-                "(Jackson Smile), which lochkit cannot decode; only Nessie's layout can store it"
+                f"Object {obj.id} of type {obj.type_name!r} holds data a Nessie server stored that "
+                "lochkit cannot decode; only Nessie's layout can store it"
             )
         if isinstance(obj, GenericObj):
             return EncodedObj(obj.type_name, obj.version_token, _pack(dict(obj.attributes)))

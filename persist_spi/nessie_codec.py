@@ -12,11 +12,10 @@ read each other's objects. What decides them:
 - headers are written in the order the object's ``CommitHeaders`` holds them (Nessie writes the
   iteration order of its Java map; headers decoded here keep the order they were stored in).
 
-Custom objects: Nessie stores them as Jackson Smile, which lochkit neither writes nor reads. One
-read from the database becomes an :class:`~persist_spi.objs.OpaqueCustomObj` carrying the stored
-bytes, compression and version token, and is written back verbatim. lochkit's own custom types
-(and generic objects with attributes) cannot be stored in Nessie's layout: encoding them raises
-:class:`NotStorableInNessieLayout`.
+Custom objects (lochkit's registered types, generic and opaque objects) go into ``CustomProto``:
+their short type name, the Jackson Smile data :mod:`persist_spi.nessie_custom` makes of their
+fields, its compression and (only where the backend wants it inside) the version token. A value
+Smile has no form for raises :class:`NotStorableInNessieLayout`.
 
 Size limits are not checked here: the Persist checks them before encoding, as for every codec.
 """
@@ -27,10 +26,12 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, NamedTuple
 
 from persist_spi.codec import CorruptObject, EncodedObj
-from persist_spi.errors import CorruptData, InputError
+from persist_spi.errors import CorruptData
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import ObjId
 from persist_spi.keys import StoreKey
+from persist_spi.nessie_custom import NotStorableInNessieLayout as NotStorableInNessieLayout
+from persist_spi.nessie_custom import decode_custom, encode_custom
 from persist_spi.objs import (
     CommitObj,
     CommitType,
@@ -41,7 +42,6 @@ from persist_spi.objs import (
     IndexSegmentsObj,
     IndexStripe,
     Obj,
-    OpaqueCustomObj,
     RefObj,
     StringObj,
     TagObj,
@@ -74,10 +74,6 @@ _COMPRESSION_NUMBERS: Final = {
 }
 _COMMIT_TYPES: Final = {number: t for t, number in _COMMIT_TYPE_NUMBERS.items()}
 _COMPRESSIONS: Final = {number: c for c, number in _COMPRESSION_NUMBERS.items()}
-
-
-class NotStorableInNessieLayout(InputError):
-    """An object Nessie's storage format has no place for; nothing was written."""
 
 
 # --- writing -------------------------------------------------------------------------------------
@@ -182,12 +178,18 @@ def _unique(o: UniqueIdObj, w: ProtoWriter) -> None:
     _put_bytes(w, 2, o.value)
 
 
-def _custom(o: OpaqueCustomObj, w: ProtoWriter, include_version_token: bool) -> None:
-    _put_str(w, 1, o.type_name)
-    _put_bytes(w, 2, o.data)
-    w.varint_field(3, _COMPRESSION_NUMBERS[o.compression])
-    if include_version_token and o.version_token is not None:
-        w.string_field(4, o.version_token)
+def _custom(o: Obj, w: ProtoWriter, include_version_token: bool) -> None:
+    data, compression = encode_custom(o)
+    _put_str(w, 1, o.obj_type.short_name)
+    _put_bytes(w, 2, data)
+    w.varint_field(3, _COMPRESSION_NUMBERS[compression])
+    token = _version_token(o)
+    if include_version_token and token is not None:
+        w.string_field(4, token)
+
+
+def _version_token(o: Obj) -> str | None:
+    return o.version_token if isinstance(o, (GenericObj, UpdateableObj)) else None
 
 
 _Writer = Callable[[Any, ProtoWriter], None]
@@ -210,25 +212,14 @@ def encode_obj_proto(obj: Obj, *, include_version_token: bool) -> bytes:
     if writer is not None:
         number, write = writer
         write(obj, message)
-    elif isinstance(obj, OpaqueCustomObj):
+    else:
         number = _CUSTOM
         _custom(obj, message, include_version_token)
-    else:
-        raise NotStorableInNessieLayout(_not_storable_reason(obj))
     return (
         ProtoWriter()
         .bytes_field(number, message.to_bytes())
         .varint_field(_REFERENCED, obj.referenced)
         .to_bytes()
-    )
-
-
-def _not_storable_reason(obj: Obj) -> str:
-    what = f"{type(obj).__name__} {obj.id} (type {obj.obj_type.name!r})"
-    return (
-        f"{what} cannot be stored in Nessie's layout: Nessie stores custom objects as Jackson Smile, "
-        "which lochkit does not write. Only standard objects, and custom objects read from a "
-        "database in Nessie's layout, can be stored there; use lochkit's own layout for custom types"
     )
 
 
@@ -626,13 +617,13 @@ def decode_obj_proto(
         if number == _CUSTOM:
             custom = _read_custom_fields(message)
             stored_type = custom.type_name
-            obj: Obj = OpaqueCustomObj(
-                id=obj_id,
-                referenced=referenced,
-                type_name=custom.type_name,
-                data=custom.data,
-                compression=custom.compression,
-                version_token=version_token if version_token is not None else custom.version_token,
+            obj: Obj = decode_custom(
+                obj_id,
+                referenced,
+                custom.type_name,
+                custom.data,
+                custom.compression,
+                version_token if version_token is not None else custom.version_token,
             )
         else:
             stored_type, read = _READERS[number]
@@ -656,8 +647,7 @@ class NessieObjCodec:
 
     def encode(self, obj: Obj) -> EncodedObj:
         data = encode_obj_proto(obj, include_version_token=self.include_version_token)
-        token = obj.version_token if isinstance(obj, (GenericObj, UpdateableObj)) else None
-        return EncodedObj(obj.obj_type.short_name, token, data)
+        return EncodedObj(obj.obj_type.short_name, _version_token(obj), data)
 
     def decode(
         self, obj_id: ObjId, type_short_name: str, data: bytes, referenced: int, version_token: str | None

@@ -63,11 +63,12 @@ class Compression(enum.Enum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OpaqueCustomObj(GenericObj):
-    """A custom object read from a database in Nessie's layout, of a type lochkit cannot interpret.
+    """A custom object read from a database in Nessie's layout whose data lochkit cannot decode.
 
-    Nessie stores custom objects as Jackson Smile, which lochkit does not decode: the stored bytes
-    (``data``, compressed as ``compression`` says) are kept verbatim, so writing the object back
-    stores exactly what was read. ``attributes`` stays empty."""
+    Nessie stores custom objects as Jackson Smile, possibly compressed; data compressed in a way
+    lochkit cannot undo (Snappy, for one), or that is no Smile map, is kept verbatim (``data``,
+    compressed as ``compression`` says), so writing the object back stores exactly what was read.
+    ``attributes`` stays empty."""
 
     data: bytes = b""
     compression: Compression = Compression.NONE

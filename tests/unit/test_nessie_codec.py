@@ -9,11 +9,19 @@ import random
 
 import pytest
 
-from conformance.samples import SimpleTestObj, all_samples, sample_id, standard_samples
+from conformance.samples import (
+    JsonTestObj,
+    SimpleTestObj,
+    VersionedTestObj,
+    all_samples,
+    sample_id,
+    standard_samples,
+)
 from persist_spi.codec import DEFAULT_CODEC, CorruptObject, CorruptReferenceHistory
 from persist_spi.errors import CorruptData, InputError
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId, random_obj_id
 from persist_spi.nessie_codec import NessieObjCodec, NotStorableInNessieLayout, obj_frame
+from persist_spi.nessie_custom import KEEP_UNCOMPRESSED
 from persist_spi.nessie_references import (
     decode_nessie_previous_pointers,
     decode_reference_proto,
@@ -28,7 +36,8 @@ from persist_spi.objs import (
     index_obj,
     tag_obj,
 )
-from persist_spi.protowire import ProtoWriter
+from persist_spi.protowire import ProtoWriter, iter_fields
+from persist_spi.smile import encode_smile
 
 CODECS = [NessieObjCodec(include_version_token=False), NessieObjCodec(include_version_token=True)]
 
@@ -80,29 +89,144 @@ def test_obj_frame_names_standard_types() -> None:
     assert obj_frame(CODECS[1].encode(tag).data) == ("t", None, 5)
 
 
+CUSTOM_SAMPLES = [o for o in all_samples() if not type(o).__module__.startswith("persist_spi")]
+CUSTOM_SAMPLES += [o for o in all_samples() if type(o) is GenericObj]
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=["column", "rocksdb"])
+@pytest.mark.parametrize("obj", CUSTOM_SAMPLES, ids=sample_id)
+def test_every_custom_sample_round_trips(codec: NessieObjCodec, obj: Obj) -> None:
+    """lochkit's custom types, JSON-like values and generic objects: stored as Smile, read back
+    equal, with their type, version token and ``referenced``."""
+    encoded = codec.encode(obj.with_referenced(42))
+    token = getattr(obj, "version_token", None)
+    assert (encoded.type_short_name, encoded.version_token) == (obj.obj_type.short_name, token)
+    column_token = None if codec.include_version_token else encoded.version_token
+    decoded = codec.decode(obj.id, encoded.type_short_name, encoded.data, 0, column_token)
+    assert decoded == obj
+    assert type(decoded) is type(obj)
+    assert decoded.referenced == 42
+    assert getattr(decoded, "version_token", None) == token
+
+
+def _custom_proto(data: bytes) -> dict[int, bytes | int]:
+    """The CustomProto fields inside stored ObjProto bytes."""
+    (custom,) = (f.as_bytes() for f in iter_fields(data) if f.number == 9)
+    return {f.number: f.as_bytes() if f.number != 3 else f.as_uint() for f in iter_fields(custom)}
+
+
+def test_a_lochkit_type_is_stored_as_the_map_nessie_reads_as_a_generic_object() -> None:
+    obj = VersionedTestObj(id=random_obj_id(), version_token="t1", some_value="x", other_value=None)
+    fields = _custom_proto(CODECS[1].encode(obj).data)
+    assert fields[1] == b"lt-versioned"
+    # Fields in declaration order, camelCase as Jackson names a Java property; no id, no token.
+    assert fields[2] == encode_smile({"someValue": "x", "otherValue": None})
+    assert fields[3] == 1  # CompressionProto NONE
+    assert fields[4] == b"t1"
+
+
+def test_custom_data_longer_than_8192_bytes_is_gzipped() -> None:
+    for size, compression in ((KEEP_UNCOMPRESSED - 14, 1), (KEEP_UNCOMPRESSED - 13, 2)):
+        obj = JsonTestObj(id=random_obj_id(), value="x" * size)  # 14 bytes of Smile around the text
+        fields = _custom_proto(CODECS[0].encode(obj).data)
+        assert fields[3] == compression
+        assert CODECS[0].decode(obj.id, "lt-json", CODECS[0].encode(obj).data, 0, None) == obj
+
+
+def test_generic_objects_read_back_with_lists_and_dicts() -> None:
+    generic = GenericObj(
+        id=random_obj_id(), type_name="x", attributes={"a": (1, {"b": (None,)}), "c": b"\x00"}
+    )
+    decoded = CODECS[1].decode(generic.id, "x", CODECS[1].encode(generic).data, 0, None)
+    assert isinstance(decoded, GenericObj)
+    assert decoded.attributes == {"a": [1, {"b": [None]}], "c": b"\x00"}
+
+
+def test_a_nessie_generic_objects_token_attribute_is_no_field_of_a_lochkit_type() -> None:
+    """Nessie writes a generic object's version token into its data as ``versionToken``: read as
+    a lochkit type, the token comes from the row and the attribute is dropped."""
+    obj = VersionedTestObj(id=random_obj_id(), version_token="t1", some_value="x")
+    as_nessie = GenericObj(
+        id=obj.id,
+        type_name="lt-versioned",
+        attributes={"someValue": "x", "otherValue": None, "versionToken": "t1"},
+        version_token="t1",
+    )
+    data = CODECS[0].encode(as_nessie).data
+    assert CODECS[0].decode(obj.id, "lt-versioned", data, 0, "t1") == obj
+
+
 @pytest.mark.parametrize(
-    "obj",
-    [o for o in all_samples() if not type(o).__module__.startswith("persist_spi")],
-    ids=sample_id,
+    ("obj", "where"),
+    [
+        (JsonTestObj(id=ObjId(bytes(32)), value={"a": {1, 2}}), r"value of type set at \$\.value\.a"),
+        (SimpleTestObj(id=ObjId(bytes(32)), flags={1: "x"}), r"key 1 \(int\) at \$\.flags"),  # type: ignore[dict-item]
+        (GenericObj(id=ObjId(bytes(32)), type_name="g", attributes={"a": object()}), r"object at \$\.a"),
+    ],
+    ids=["set", "int-key", "object"],
 )
-def test_lochkit_custom_types_are_refused_with_the_reason(obj: Obj) -> None:
-    with pytest.raises(NotStorableInNessieLayout, match=r"Jackson Smile.*use lochkit's own layout"):
+def test_values_smile_has_no_form_for_are_refused_with_the_reason(obj: Obj, where: str) -> None:
+    what = f"{type(obj).__name__} {obj.id} .type '{obj.obj_type.name}'. cannot be stored in Nessie's layout"
+    with pytest.raises(NotStorableInNessieLayout, match=f"{what}.*{where}"):
         CODECS[0].encode(obj)
 
 
-def test_generic_objects_with_attributes_are_refused() -> None:
-    generic = GenericObj(id=random_obj_id(), type_name="x", attributes={"a": 1})
-    with pytest.raises(
-        NotStorableInNessieLayout, match=f"GenericObj {generic.id} .type 'x'. cannot be stored"
-    ):
-        CODECS[1].encode(generic)
+def test_field_names_that_clash_in_camel_case_are_refused() -> None:
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True, kw_only=True)
+    class Clashing(Obj):
+        some_value: int = 0
+        someValue: int = 0
+
+    with pytest.raises(NotStorableInNessieLayout, match="some_value, someValue have the same camelCase"):
+        CODECS[0].encode(Clashing(id=random_obj_id()))
+
+
+def _custom_bytes(type_name: str, data: bytes, compression: int) -> bytes:
+    custom = ProtoWriter().string_field(1, type_name).bytes_field(2, data).varint_field(3, compression)
+    return _proto(9, custom.to_bytes())
+
+
+@pytest.mark.parametrize(
+    ("data", "compression"),
+    [
+        (encode_smile({"a": 1}), 6),  # Snappy: lochkit cannot undo it
+        (b"not smile", 1),
+        (encode_smile([1, 2]), 1),  # Smile, but no object's map
+        (b"\x1f\x8b broken gzip", 2),
+    ],
+    ids=["snappy", "not-smile", "array", "broken-gzip"],
+)
+def test_unknown_types_lochkit_cannot_read_are_carried_verbatim(data: bytes, compression: int) -> None:
+    stored = _custom_bytes("nessie-type", data, compression)
+    decoded = CODECS[0].decode(ObjId(bytes(32)), "nessie-type", stored, 0, "vt")
+    assert isinstance(decoded, OpaqueCustomObj)
+    assert (decoded.data, decoded.version_token) == (data, "vt")
+    assert CODECS[0].encode(decoded).data == stored
+
+
+@pytest.mark.parametrize(
+    ("data", "compression", "reason"),
+    [
+        (encode_smile({"text": "x"}), 6, "compressed with SNAPPY, which lochkit cannot undo"),
+        (b"not smile", 1, "does not start with Smile's header"),
+        (encode_smile([1]), 1, "holds an array, not the map of an object's fields"),
+        (encode_smile({"txt": "x"}), 1, "the attribute 'txt', which is no field of SimpleTestObj"),
+        (encode_smile({"parent": "x"}), 1, "does not fit SimpleTestObj"),
+        (b"\x1f\x8b broken gzip", 2, "not valid GZIP data"),
+    ],
+    ids=["snappy", "not-smile", "array", "unknown-field", "wrong-shape", "broken-gzip"],
+)
+def test_a_lochkit_type_that_does_not_decode_is_corrupt(data: bytes, compression: int, reason: str) -> None:
+    obj_id = ObjId(bytes(32))
+    with pytest.raises(CorruptObject, match=f"Object {obj_id} cannot be decoded: .*{reason}"):
+        CODECS[0].decode(obj_id, "lt-simple", _custom_bytes("lt-simple", data, compression), 0, None)
 
 
 def test_lochkits_own_codec_refuses_opaque_custom_objects() -> None:
-    """Their bytes are Nessie's Smile: lochkit's format would store an empty attribute map instead."""
-    with pytest.raises(
-        InputError, match=r"Jackson Smile\), which lochkit cannot decode; only Nessie's layout"
-    ):
+    """Their bytes are Nessie's data: lochkit's format would store an empty attribute map instead."""
+    with pytest.raises(InputError, match=r"Nessie server stored that lochkit cannot decode; only Nessie"):
         DEFAULT_CODEC.encode(_custom())
 
 
@@ -163,6 +287,7 @@ def test_history_corrupt_or_empty() -> None:
 
 
 def test_sample_ids_cover_the_custom_samples() -> None:
-    """The refusal test above is parametrised over lochkit's custom sample types: make sure there are
-    some, so it cannot pass by testing nothing."""
-    assert any(isinstance(o, SimpleTestObj) for o in all_samples())
+    """The round-trip test above is parametrised over lochkit's custom sample types: make sure there
+    are some of each kind, so it cannot pass by testing nothing."""
+    kinds = {type(o) for o in CUSTOM_SAMPLES}
+    assert {SimpleTestObj, VersionedTestObj, JsonTestObj, GenericObj} <= kinds

@@ -22,11 +22,9 @@ trap 'rm -rf "$out"' EXIT
 echo "Generating vectors with Nessie's jars..." >&2
 java -cp "$classpath" lochkit.vectors.GenerateVectors "$out"
 
-for f in nessie-object-ids.json nessie-index.json nessie-commit-ids.json nessie-content.json nessie-version-store.json nessie-objproto.json; do
+for f in nessie-object-ids.json nessie-index.json nessie-commit-ids.json nessie-content.json nessie-version-store.json nessie-objproto.json \
+    nessie-key-order.json nessie-smile.json; do
   test -s "$out/$f" || { echo "generator did not write $f" >&2; exit 1; }
   cp "$out/$f" "$here/$f"
 done
-# Key order (KeyOrderVectors.java): Nessie's UTF-16 order, the index bytes and commit ids it gives.
-test -s "$out/nessie-key-order.json" || { echo "generator did not write nessie-key-order.json" >&2; exit 1; }
-cp "$out/nessie-key-order.json" "$here/nessie-key-order.json"
 echo "Wrote the nessie-*.json vectors in $here" >&2

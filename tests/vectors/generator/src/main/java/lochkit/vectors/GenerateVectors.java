@@ -28,5 +28,6 @@ public final class GenerateVectors {
     Json.write(out.resolve("nessie-version-store.json"), VersionStoreVectors.generate());
     Json.write(out.resolve("nessie-objproto.json"), ObjProtoVectors.generate());
     Json.write(out.resolve("nessie-key-order.json"), KeyOrderVectors.generate());
+    Json.write(out.resolve("nessie-smile.json"), SmileVectors.generate());
   }
 }
