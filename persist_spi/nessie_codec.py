@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, NamedTuple
 
 from persist_spi.codec import CorruptObject, EncodedObj
-from persist_spi.errors import CorruptData
+from persist_spi.errors import CorruptData, InputError
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import ObjId
 from persist_spi.keys import StoreKey
