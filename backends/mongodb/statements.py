@@ -1,5 +1,8 @@
 """How rows become MongoDB documents, filters and ids (see the layout in :mod:`backends.mongodb`).
 
+This module is lochkit's own layout; :mod:`backends.mongodb.nessie_documents` is Nessie's. Both
+answer :class:`Documents`, which is all the adapter knows of either.
+
 ``_id`` is a string, ``<len(repo)>:<repo>:<name or hex id>``: the length prefix keeps repository
 ids that prefix each other apart, and a plain string (unlike a ``{r, n}`` sub-document) cannot
 mismatch on field order.
@@ -8,9 +11,29 @@ mismatch on field order.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final, Protocol
 
 from persist_spi.adapter import ObjRow, RefRow
+
+
+class Documents(Protocol):
+    """One layout's mapping between rows and documents, and the ids and filters that go with it."""
+
+    @property
+    def repo_field(self) -> str:
+        """The field that holds the repository id (indexed, for scans and erasure)."""
+        ...
+
+    def ref_id(self, repo: str, name: str) -> Any: ...
+    def obj_id(self, repo: str, obj_id: bytes) -> Any: ...
+    def ref_doc(self, repo: str, row: RefRow) -> dict[str, Any]: ...
+    def ref_condition(self, repo: str, row: RefRow) -> dict[str, Any]:
+        """The filter that matches a reference document only in exactly this state."""
+        ...
+
+    def ref_row(self, repo: str, doc: Mapping[str, Any]) -> RefRow: ...
+    def obj_doc(self, repo: str, row: ObjRow) -> dict[str, Any]: ...
+    def obj_row(self, repo: str, doc: Mapping[str, Any]) -> ObjRow: ...
 
 
 def key(repo: str, name: str) -> str:
@@ -71,3 +94,33 @@ def obj_row(doc: Mapping[str, Any], prefix_len: int) -> ObjRow:
 def id_filter(ids: Sequence[str]) -> dict[str, Any]:
     # A lone id as plain equality: FerretDB only turns ``{_id: "..."}`` into an indexed lookup.
     return {"_id": ids[0]} if len(ids) == 1 else {"_id": {"$in": list(ids)}}
+
+
+class LochkitDocuments:
+    """lochkit's own layout, through the functions above."""
+
+    repo_field = "r"
+
+    def ref_id(self, repo: str, name: str) -> str:
+        return key(repo, name)
+
+    def obj_id(self, repo: str, obj_id: bytes) -> str:
+        return key(repo, obj_id.hex())
+
+    def ref_doc(self, repo: str, row: RefRow) -> dict[str, Any]:
+        return ref_doc(repo, row)
+
+    def ref_condition(self, repo: str, row: RefRow) -> dict[str, Any]:
+        return ref_condition(repo, row)
+
+    def ref_row(self, repo: str, doc: Mapping[str, Any]) -> RefRow:
+        return ref_row(doc["_id"][len(key(repo, "")) :], doc)
+
+    def obj_doc(self, repo: str, row: ObjRow) -> dict[str, Any]:
+        return obj_doc(repo, row)
+
+    def obj_row(self, repo: str, doc: Mapping[str, Any]) -> ObjRow:
+        return obj_row(doc, len(key(repo, "")))
+
+
+LOCHKIT_DOCUMENTS: Final = LochkitDocuments()
