@@ -8,7 +8,7 @@ Layout, in one database (default ``lochkit``), collection names prefixed (defaul
 * ``meta``: one ``{_id: "schema", version}`` document naming the layout version.
 
 With ``layout=nessie`` the collections and documents are Nessie's own instead (``refs2``/``objs2``,
-see :mod:`backends.mongodb.nessie_documents`); everything below applies to both.
+see :class:`backends.mongodb.statements.NessieDocuments`); everything below applies to both.
 
 ``_id`` is a string, ``<len(repo)>:<repo>:<name or hex id>``: the length prefix keeps repository
 ids that prefix each other apart, and a plain string (unlike a ``{r, n}`` sub-document) cannot
@@ -32,9 +32,15 @@ from typing import TYPE_CHECKING, Any, Final
 from backends.mongodb.capabilities import for_server
 from backends.mongodb.config import MongoSettings
 from backends.mongodb.errors import ErrorContext, duplicates, mapped_errors
-from backends.mongodb.nessie_documents import NESSIE_DOCUMENTS, OBJS_COLLECTION, REFS_COLLECTION
 from backends.mongodb.schema import SCHEMA_VERSION, check, create, create_nessie
-from backends.mongodb.statements import LOCHKIT_DOCUMENTS, Documents, id_filter
+from backends.mongodb.statements import (
+    LOCHKIT_DOCUMENTS,
+    NESSIE_DOCUMENTS,
+    OBJS_COLLECTION,
+    REFS_COLLECTION,
+    Documents,
+    id_filter,
+)
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import UnknownOperationResult
 from persist_spi.layouts import NESSIE_LAYOUT, StorageLayout

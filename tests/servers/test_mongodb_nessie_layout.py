@@ -18,7 +18,7 @@ from pymongo.errors import OperationFailure
 
 from backends.mongodb import MongoBackendFactory
 from backends.mongodb.adapter import MongoAdapter
-from backends.mongodb.nessie_documents import NESSIE_DOCUMENTS
+from backends.mongodb.statements import NESSIE_DOCUMENTS
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.layouts import NESSIE_LAYOUT
 from provisioning.servers.mongodb import FerretDB, start_ferretdb

@@ -12,7 +12,7 @@ import pytest
 from bson import Int64
 
 from backends.mongodb.config import parse_settings
-from backends.mongodb.nessie_documents import NESSIE_DOCUMENTS as DOCS
+from backends.mongodb.statements import NESSIE_DOCUMENTS as DOCS
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import BackendConfigError
 from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT
