@@ -95,7 +95,7 @@ def jdbc_url(url: str) -> str:
 def mongo_url(url: str) -> str:
     """A lochkit MongoDB URL without lochkit's own query options (the driver rejects them)."""
     base, _, query = url.partition("?")
-    kept = [(k, v) for k, v in parse_qsl(query) if k not in ("database", "collection_prefix")]
+    kept = [(k, v) for k, v in parse_qsl(query) if k not in ("database", "collection_prefix", "layout")]
     return f"{base}?{urlencode(kept)}" if kept else base
 
 
