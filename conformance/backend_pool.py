@@ -42,6 +42,8 @@ class BackendPool:
     #: The user opted in to running the suites in a database that holds someone's data (the
     #: suites still write only into scratch repositories there).
     allow_existing_data: bool = False
+    #: The storage layout every backend is opened with (``layout=`` of its URL options).
+    layout: str = "lochkit"
     current: _Running | None = None
     #: Backends and servers that could not be provisioned or set up, with why (never asked again).
     failed: dict[tuple[str, type], SetupFailure] = field(default_factory=dict)
@@ -59,6 +61,8 @@ class BackendPool:
         if isinstance(started, SetupFailure):
             return started
         provisioned, workdir = started
+        if self.layout != "lochkit":
+            provisioned.options = {**provisioned.options, "layout": self.layout}
         try:
             adapter = factory.create(provisioned.url, provisioned.options)
             try:
@@ -140,4 +144,5 @@ def _facts(running: _Running) -> dict[str, Any]:
     }
     if running.backend is not None:
         facts["capabilities"] = running.backend.adapter.capabilities.describe()
+        facts["layout"] = running.backend.adapter.layout.name
     return facts

@@ -53,30 +53,6 @@ _FOUND = "tests/nessie/test_nessie_differences.py"
 
 _LISTED: Final[tuple[Difference, ...]] = (
     Difference(
-        id="header-order",
-        title="Commit header order",
-        summary="names are hashed in sorted order; Nessie iterates a Java `HashMap`, so ids differ when the "
-        "JVM's order is not sorted (the vectors prove this is the only source of different ids).",
-        kind="deliberate",
-        lochkit="Header names are hashed in sorted order when a commit id is derived.",
-        nessie="Iterates a Java HashMap, whose order is unspecified; ids differ when it is not sorted.",
-        reason="A deterministic order; the test vectors prove it is the only source of different ids.",
-        tests=("tests/unit/test_commit_vectors.py", "tests/unit/test_object_id_vectors.py"),
-    ),
-    Difference(
-        id="key-order",
-        title="Key order",
-        summary="keys are ordered by code point (UTF-8 bytes), Nessie's by UTF-16 code unit; the two differ "
-        "only for characters above U+FFFF against U+E000..U+FFFF.",
-        kind="deliberate",
-        lochkit="Keys are ordered by code point (UTF-8 bytes).",
-        nessie="Orders by UTF-16 code unit; the two differ only for characters above U+FFFF against "
-        "U+E000..U+FFFF.",
-        reason="Python strings compare by code point; one comparator everywhere (indexes, stripes, "
-        "listings) matters more than Java's order.",
-        tests=("tests/unit/test_store_index.py",),
-    ),
-    Difference(
         id="content-type-change",
         title="Content type",
         summary="an update that changes the content type is rejected (`PAYLOAD_DIFFERS`); Nessie answers "

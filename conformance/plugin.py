@@ -99,6 +99,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "load commands did not create (refused otherwise); the suites still write only into "
         "scratch repositories of their own; also $LOCHKIT_ALLOW_EXISTING_DATA=1",
     )
+    group.addoption(
+        "--lochkit-layout",
+        choices=["lochkit", "nessie"],
+        default=os.environ.get("LOCHKIT_LAYOUT") or "lochkit",
+        help="the storage layout every backend is opened with (its URL option layout=): lochkit's "
+        "own, or a Nessie server's (layout=nessie); also $LOCHKIT_LAYOUT",
+    )
     group.addoption("--lochkit-report", metavar="FILE", help="write per-backend, per-area results as JSON")
     group.addoption(
         "--lochkit-cache",
@@ -253,6 +260,7 @@ def _lochkit_pool(request: pytest.FixtureRequest) -> Iterator[BackendPool]:
         urls,
         request.config.getoption("--provision"),
         allow_existing_data=bool(request.config.getoption("--lochkit-allow-existing-data")),
+        layout=str(request.config.getoption("--lochkit-layout")),
     )
     try:
         yield pool

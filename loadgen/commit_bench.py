@@ -189,7 +189,7 @@ class Bench:
                 key = tables.keys[i % len(tables.keys)]
                 store_key = to_store_key(key)
                 old = values[store_key]
-                value = content_value(tables.ids[key], 1, _table(seq).to_bytes())
+                value = content_value(tables.ids[key], 1, _table(seq).to_bytes(tables.ids[key]))
                 create = CreateCommit(
                     head, f"deepen {seq}", adds=(Add(store_key, 1, value.id, old.value, old.content_id),)
                 )

@@ -95,7 +95,7 @@ def jdbc_url(url: str) -> str:
 def mongo_url(url: str) -> str:
     """A lochkit MongoDB URL without lochkit's own query options (the driver rejects them)."""
     base, _, query = url.partition("?")
-    kept = [(k, v) for k, v in parse_qsl(query) if k not in ("database", "collection_prefix")]
+    kept = [(k, v) for k, v in parse_qsl(query) if k not in ("database", "collection_prefix", "layout")]
     return f"{base}?{urlencode(kept)}" if kept else base
 
 
@@ -278,21 +278,50 @@ def run_writers(
         options += ["--start-at-millis", str(start_at_millis)]
     env = _environment(address)
     env.update(extra_env or {})
-    result = subprocess.run(
+    return _json_result(
         _command(classpath, "writers", address, options),
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=seconds + warmup_seconds + COMMAND_TIMEOUT_S,
+        env,
+        seconds + warmup_seconds + COMMAND_TIMEOUT_S,
+        "Nessie's writers",
     )
+
+
+def _json_result(
+    command: Sequence[str], env: Mapping[str, str], timeout_s: float, what: str
+) -> dict[str, Any]:
+    """Run a JVM to its end and return the last JSON line it printed; a clear error otherwise."""
+    result = subprocess.run(command, capture_output=True, text=True, env=env, check=False, timeout=timeout_s)
     if result.returncode != 0:
         raise NessieSideError(
-            f"Nessie's writers failed (exit code {result.returncode}): "
-            f"{java_failure(result.stderr.splitlines())}"
+            f"{what} failed (exit code {result.returncode}): {java_failure(result.stderr.splitlines())}"
         )
     lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
     if not lines:
-        raise NessieSideError(f"Nessie's writers printed no result:\n{result.stdout[-2000:]}")
+        raise NessieSideError(f"{what} printed no result:\n{result.stdout[-2000:]}")
     parsed: dict[str, Any] = json.loads(lines[-1])
     return parsed
+
+
+# --- full scan -----------------------------------------------------------------------------------
+
+FULL_SCAN_CLASS: Final = "lochkit.nessiebench.FullScan"
+
+
+def full_scan(classpath: str, address: Address, repository: str = "") -> dict[str, Any]:
+    """Read every object and reference of ``repository`` with Nessie's own deserialisation (the
+    program's ``FullScan``, read only; the database must not be open in another process for
+    RocksDB). Returns its figures: ``objects`` per type, ``objects_total``, ``references``,
+    ``references_deleted``, ``history_entries``. Raises when Nessie cannot read something."""
+    java = shutil.which("java") or "java"
+    command = [
+        java,
+        "-cp",
+        classpath,
+        FULL_SCAN_CLASS,
+        "--backend",
+        address.backend,
+        "--repository",
+        repository,
+    ]
+    what = f"Nessie's full scan of {address.backend}"
+    return _json_result(command, _environment(address), COMMAND_TIMEOUT_S, what)

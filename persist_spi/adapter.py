@@ -21,6 +21,7 @@ from dataclasses import InitVar, dataclass, field, fields
 from typing import Final, NamedTuple
 
 from persist_spi.errors import InputError
+from persist_spi.layouts import LOCHKIT_LAYOUT, StorageLayout
 
 
 class RefRow(NamedTuple):
@@ -129,6 +130,21 @@ class BackendAdapter(ABC):
     @property
     @abstractmethod
     def capabilities(self) -> Capabilities: ...
+
+    @property
+    def layout(self) -> StorageLayout:
+        """How the core fills this adapter's rows (object codec, history encoding). Adapters that
+        offer Nessie's layout (``layout=nessie`` in their URL) answer
+        :data:`~persist_spi.layouts.NESSIE_LAYOUT` and switch their own tables and keys with it."""
+        return LOCHKIT_LAYOUT
+
+    def repository_id_problem(self, repo: str) -> str | None:
+        """Why this adapter cannot keep repository ``repo`` apart from every other one, or None
+        when it can (the default). Nessie's layouts for RocksDB and DynamoDB prefix every key
+        with ``repo + ":"`` unescaped, so there ``a`` and ``a:b`` would share rows; those adapters
+        refuse ids containing ``:``. :class:`~persist_spi.adapter_persist.AdapterPersist` asks
+        before it binds a repository."""
+        return None
 
     @property
     def address(self) -> str:

@@ -6,15 +6,11 @@ from collections.abc import Collection, Generator, Sequence
 
 from persist_spi.adapter import BackendAdapter, ObjRow, RefRow
 from persist_spi.clock import DEFAULT_CLOCK, Clock
-from persist_spi.codec import (
-    DEFAULT_CODEC,
-    ObjCodec,
-    decode_previous_pointers,
-    encode_previous_pointers,
-)
+from persist_spi.codec import ObjCodec
 from persist_spi.config import INT_MAX, StoreConfig
 from persist_spi.errors import InputError, ObjTooLarge, RefAlreadyExists, RefConditionFailed, RefNotFound
 from persist_spi.ids import ObjId, trusted_obj_id
+from persist_spi.layouts import StorageLayout
 from persist_spi.objs import CommitObj, GenericObj, IndexObj, Obj, UpdateableObj
 from persist_spi.objtypes import ObjType
 from persist_spi.persist import Persist, is_fetchable
@@ -29,13 +25,18 @@ class AdapterPersist(Persist):
         adapter: BackendAdapter,
         config: StoreConfig | None = None,
         *,
-        codec: ObjCodec = DEFAULT_CODEC,
+        codec: ObjCodec | None = None,
         clock: Clock = DEFAULT_CLOCK,
     ) -> None:
         self._adapter = adapter
         self._config = config if config is not None else StoreConfig()
         self._repo = self._config.repository_id
-        self._codec = codec
+        problem = adapter.repository_id_problem(self._repo)
+        if problem is not None:
+            raise InputError(f"repository id {self._repo!r} cannot be used on {adapter.address}: {problem}")
+        #: The adapter's layout decides the bytes; ``codec`` overrides its object codec (tests).
+        self._layout = adapter.layout
+        self._codec = codec if codec is not None else self._layout.codec
         self._clock = clock
         limit = adapter.capabilities.hard_object_size_limit
         self._hard_limit = INT_MAX if limit is None else limit
@@ -144,12 +145,12 @@ class AdapterPersist(Persist):
     def add_reference(self, ref: Reference) -> Reference:
         if ref.deleted:
             raise InputError(f"Reference {ref.name} must not be marked deleted when added")
-        if not self._adapter.insert_ref(self._repo, _to_row(ref)):
+        if not self._adapter.insert_ref(self._repo, _to_row(ref, self._layout)):
             raise RefAlreadyExists(self.fetch_reference(ref.name), ref.name)
         return ref
 
     def mark_reference_as_deleted(self, ref: Reference) -> Reference:
-        expected = _to_row(ref.with_deleted(False))
+        expected = _to_row(ref.with_deleted(False), self._layout)
         new = expected._replace(deleted=True)
         if not self._adapter.update_ref(self._repo, expected, new):
             self._raise_ref_change_failed(ref.name)
@@ -162,7 +163,7 @@ class AdapterPersist(Persist):
     def update_reference_pointer(self, ref: Reference, new_pointer: ObjId) -> Reference:
         current = ref.with_deleted(False)
         updated = current.for_new_pointer(new_pointer, self._config, self._clock.micros())
-        if not self._adapter.update_ref(self._repo, _condition_row(current), _to_row(updated)):
+        if not self._adapter.update_ref(self._repo, _condition_row(current), _to_row(updated, self._layout)):
             self._raise_ref_change_failed(ref.name)
         return updated
 
@@ -171,7 +172,7 @@ class AdapterPersist(Persist):
         if not wanted:
             return [None] * len(names)
         rows = self._adapter.fetch_refs(self._repo, wanted)
-        by_name = {row.name: _from_row(row) for row in rows if row is not None}
+        by_name = {row.name: _from_row(row, self._layout) for row in rows if row is not None}
         return [by_name.get(n) if n is not None else None for n in names]
 
     def _raise_ref_change_failed(self, name: str) -> None:
@@ -218,29 +219,29 @@ def _version_token(obj: Obj) -> str:
     return token
 
 
-def _to_row(ref: Reference, *, with_history: bool = True) -> RefRow:
+def _to_row(ref: Reference, layout: StorageLayout | None, *, with_history: bool = True) -> RefRow:
     return RefRow(
         ref.name,
         bytes(ref.pointer),
         ref.deleted,
         ref.created_at_micros,
         None if ref.extended_info_obj is None else bytes(ref.extended_info_obj),
-        encode_previous_pointers(ref.previous_pointers) if with_history else b"",
+        layout.encode_history(ref.previous_pointers) if layout is not None and with_history else b"",
     )
 
 
 def _condition_row(ref: Reference) -> RefRow:
     """The expected row of a compare-and-swap: history is no part of the condition
     (:meth:`RefRow.same_condition`), so it is not encoded."""
-    return _to_row(ref, with_history=False)
+    return _to_row(ref, None, with_history=False)
 
 
-def _from_row(row: RefRow) -> Reference:
+def _from_row(row: RefRow, layout: StorageLayout) -> Reference:
     return Reference(
         name=row.name,
         pointer=trusted_obj_id(row.pointer),
         deleted=row.deleted,
         created_at_micros=row.created_at_micros,
         extended_info_obj=None if row.extended_info is None else trusted_obj_id(row.extended_info),
-        previous_pointers=decode_previous_pointers(row.previous_pointers),
+        previous_pointers=layout.decode_history(row.previous_pointers),
     )

@@ -19,7 +19,7 @@ from typing import Any, Final, NamedTuple, Protocol
 
 import msgpack
 
-from persist_spi.errors import CorruptData, LochkitError
+from persist_spi.errors import CorruptData, InputError, LochkitError
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import ObjId, trusted_obj_id
 from persist_spi.keys import StoreKey
@@ -33,6 +33,7 @@ from persist_spi.objs import (
     IndexSegmentsObj,
     IndexStripe,
     Obj,
+    OpaqueCustomObj,
     RefObj,
     StringObj,
     TagObj,
@@ -325,6 +326,11 @@ class BinaryCodec:
         standard = _STANDARD.get(cls)
         if standard is not None:
             return EncodedObj(cls.TYPE.short_name, None, _pack(standard[0](obj)))
+        if isinstance(obj, OpaqueCustomObj):
+            raise InputError(
+                f"Object {obj.id} of type {obj.type_name!r} holds data a Nessie server stored that "
+                "lochkit cannot decode; only Nessie's layout can store it"
+            )
         if isinstance(obj, GenericObj):
             return EncodedObj(obj.type_name, obj.version_token, _pack(dict(obj.attributes)))
         if not dataclasses.is_dataclass(obj):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import ItemsView, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
+from persist_spi.java_order import java_header_order
+
 if TYPE_CHECKING:
     from persist_spi.hashing import ObjIdHasher
 
@@ -12,9 +14,9 @@ if TYPE_CHECKING:
 class CommitHeaders(Mapping[str, tuple[str, ...]]):
     """Immutable headers. Names are lowercased on insert, so lookups ignore case.
 
-    The id contribution feeds names in sorted order (then each name's values in insertion order).
-    Nessie iterates a Java ``HashMap`` instead, whose order is unspecified; for a single header, and
-    for any header set whose hash-map order happens to be sorted, the two are the same.
+    The id contribution feeds the names in the order Nessie's ``CommitHeaders`` iterates them (a
+    Java ``HashMap``'s, computed from the names and the order they were first added:
+    :mod:`persist_spi.java_order`), each followed by its values in insertion order.
     """
 
     __slots__ = ("_map",)
@@ -72,7 +74,7 @@ class CommitHeaders(Mapping[str, tuple[str, ...]]):
                 yield name, value
 
     def hash_into(self, hasher: ObjIdHasher) -> None:
-        for name in sorted(self._map):
+        for name in java_header_order(tuple(self._map)):
             hasher.put_str(name)
             for value in self._map[name]:
                 hasher.put_str(value)

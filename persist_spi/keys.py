@@ -1,15 +1,20 @@
-"""Store keys: the sort keys of every index.
+"""Store keys: the sort keys of every index, and the one order they sort in.
 
-A store key is one string whose elements are joined by U+0000. Python compares ``str`` by code
-point, which is exactly UTF-8 byte order, so a plain ``str`` gives the one ordering used everywhere
-(in-memory sorting, binary search, stripe boundaries and the prefix compression of serialised
-indexes). Nessie's Java code orders by UTF-16 code units instead; the two differ only for
-characters above U+FFFF.
+A store key is one string whose elements are joined by U+0000. Keys sort as Nessie sorts them, by
+Java's ``String.compareTo``: by UTF-16 code unit. Python compares ``str`` by code point instead; the
+two orders differ only where a character above U+FFFF (two code units in UTF-16, the first from
+D800..DBFF) meets one of U+E000..U+FFFF: Java puts the former first. Every comparison of keys
+(sorting, binary search, stripe bounds, range ends, merges) goes through :func:`key_order` or the
+helpers below, which keep plain ``str`` comparison wherever it gives the same answer.
 """
 
 from __future__ import annotations
 
-from typing import Final, NewType
+import bisect
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from typing import Final, NewType, TypeVar
 
 from persist_spi.errors import InputError
 
@@ -21,6 +26,65 @@ ELEMENT_SEPARATOR: Final = "\x00"
 KEY_TERMINATOR: Final = b"\x00\x00"
 #: Nessie's serialisation buffer size; longer serialised keys are rejected.
 MAX_SERIALIZED_KEY_BYTES: Final = 4096
+
+#: Characters UTF-16 writes as a surrogate pair.
+_SUPPLEMENTARY: Final = re.compile("[\U00010000-\U0010ffff]")
+#: From U+D800 on, a character's place in UTF-16 order can differ from its code point's.
+_FROM_D800: Final = re.compile("[\ud800-\U0010ffff]")
+
+_S = TypeVar("_S", bound=str)
+
+
+def key_order(text: str) -> str:
+    """The sort key of Nessie's order: a string whose code-point order is ``text``'s UTF-16 order.
+
+    That is ``text`` with every character above U+FFFF replaced by its surrogate pair (so the string
+    holds UTF-16 code units). Strings without such characters, nearly all, are returned as they are.
+    Use it as ``key=`` of ``sorted``, ``min``, ``bisect`` or ``heapq.merge``, or compare two results.
+    """
+    if text.isascii():
+        return text
+    return _SUPPLEMENTARY.sub(_surrogate_pair, text)
+
+
+#: For binary searches, which ask again and again for the same few keys (their first pivots).
+_cached_key_order: Final = functools.lru_cache(maxsize=4096)(key_order)
+
+
+def _surrogate_pair(match: re.Match[str]) -> str:
+    offset = ord(match.group()) - 0x10000
+    return chr(0xD800 + (offset >> 10)) + chr(0xDC00 + (offset & 0x3FF))
+
+
+def orders_by_code_point(text: str) -> bool:
+    """True if plain ``str`` comparison of ``text`` with any string gives Nessie's order: ``text`` has
+    no character from U+D800 on (the two orders first differ at a character both strings have there)."""
+    return text.isascii() or _FROM_D800.search(text) is None
+
+
+def key_less(a: str, b: str) -> bool:
+    """``a`` sorts before ``b`` in Nessie's order."""
+    if a.isascii() or b.isascii() or _SUPPLEMENTARY.search(a + b) is None:  # one scan, not two
+        return a < b
+    return key_order(a) < key_order(b)
+
+
+def sort_keys(keys: Iterable[_S]) -> list[_S]:
+    """``keys`` in Nessie's order (a plain sort when no key holds a character from U+D800 on)."""
+    items = list(keys)
+    if orders_by_code_point("".join(items)):
+        items.sort()
+    else:
+        items.sort(key=key_order)
+    return items
+
+
+def bisect_keys(keys: Sequence[str], k: str, *, right: bool = False) -> int:
+    """Where ``k`` goes in ``keys`` (sorted in Nessie's order), as ``bisect_left``/``bisect_right``."""
+    find = bisect.bisect_right if right else bisect.bisect_left
+    if orders_by_code_point(k):
+        return find(keys, k)
+    return find(keys, key_order(k), key=_cached_key_order)
 
 
 def key(*elements: str) -> StoreKey:

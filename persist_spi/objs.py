@@ -61,6 +61,19 @@ class Compression(enum.Enum):
     SNAPPY = "S"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpaqueCustomObj(GenericObj):
+    """A custom object read from a database in Nessie's layout whose data lochkit cannot decode.
+
+    Nessie stores custom objects as Jackson Smile, possibly compressed; data compressed in a way
+    lochkit cannot undo (Snappy, for one), or that is no Smile map, is kept verbatim (``data``,
+    compressed as ``compression`` says), so writing the object back stores exactly what was read.
+    ``attributes`` stays empty."""
+
+    data: bytes = b""
+    compression: Compression = Compression.NONE
+
+
 # --- standard objects ----------------------------------------------------------------------------
 
 

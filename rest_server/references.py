@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from persist_spi.ids import EMPTY_OBJ_ID
+from persist_spi.keys import key_less, key_order
 from persist_spi.versionstore import nessie_json as nj
 from persist_spi.versionstore.refs import NamedRef, ReferenceInfo, RefKind
 from persist_spi.versionstore.results import ReferenceMetadata
@@ -39,12 +40,13 @@ def list_references(call: Call) -> Json:
             start = bytes.fromhex(token).decode()
         except ValueError:
             raise bad_request(f"Invalid page-token '{token}': pass the token a listing returned") from None
-    # Branches before tags, each by name: the order of their full names, which tokens resume in.
-    found = sorted(call.store.list_references(), key=lambda i: i.named_ref.full_name)
+    # Branches before tags, each by name: the order of their full names (Nessie's key order, as in
+    # its index of references), which tokens resume in.
+    found = sorted(call.store.list_references(), key=lambda i: key_order(i.named_ref.full_name))
 
     def listed() -> Any:
         for info in found:
-            if info.named_ref.full_name < start:
+            if key_less(info.named_ref.full_name, start):
                 continue
             metadata = call.store.reference_metadata(info.named_ref) if fetch_all else None
             if cel is not None and not cel.matches(_activation(info, metadata)):

@@ -13,10 +13,16 @@ an older tombstone, which Nessie papers over with a 2 ms sleep.
 
 Bulk operations run at most ``MAX_IN_FLIGHT`` requests at once, with ids in chunks of
 ``SELECT_CHUNK`` per read, as Nessie's Cassandra backend does.
+
+Layouts: lochkit's (the default) keeps a per-repository directory beside ``refs`` / ``objs`` for
+scans and erase. Nessie's (``layout=nessie``) uses Nessie's ``refs2`` / ``objs2`` and, since a Nessie
+server writes no directory entries, finds a repository's rows by filtering the whole table as
+Nessie does. Statements and conditions are otherwise the same.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -26,10 +32,11 @@ from backends.cassandra import statements
 from backends.cassandra.capabilities import CAPABILITIES
 from backends.cassandra.config import CassandraSettings
 from backends.cassandra.errors import translated
-from backends.cassandra.schema import BUCKETS, KIND_OBJ, KIND_REF, SchemaManager, bucket_of
-from backends.cassandra.statements import obj_values, ref_condition, ref_values
+from backends.cassandra.schema import BUCKETS, KIND_OBJ, KIND_REF, SchemaManager, bucket_of, table_names
+from backends.cassandra.statements import cql, obj_values, ref_condition, ref_values
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import UnknownOperationResult
+from persist_spi.layouts import NESSIE_LAYOUT, StorageLayout
 
 SELECT_CHUNK: Final = 20
 MAX_IN_FLIGHT: Final = 20
@@ -52,6 +59,9 @@ class CassandraAdapter(BackendAdapter):
         self.name = settings.flavour
         self._settings = settings
         self._ks = settings.keyspace
+        self._tables = table_names(settings.layout)
+        #: Nessie's layout: no directory, an empty history is null.
+        self._nessie = settings.layout is NESSIE_LAYOUT
         self._cluster, self._session = _connect(settings)
         self._prepared: dict[str, Any] = {}
         self._prepare_lock = threading.Lock()
@@ -61,11 +71,21 @@ class CassandraAdapter(BackendAdapter):
         return CAPABILITIES
 
     @property
+    def layout(self) -> StorageLayout:
+        return self._settings.layout
+
+    @property
     def address(self) -> str:
         return self._settings.address
 
     def setup_schema(self) -> str:
-        manager = SchemaManager(self, self._ks, self._settings.flavour == "scylladb")
+        manager = SchemaManager(
+            self,
+            self._ks,
+            self._settings.flavour == "scylladb",
+            nessie=self._nessie,
+            create_keyspace=self._settings.create_keyspace,
+        )
         return f"{self.address}: " + manager.setup(self._settings.replication_cql())
 
     def server_version(self) -> str | None:
@@ -86,18 +106,18 @@ class CassandraAdapter(BackendAdapter):
 
         return self._run(what, _with_consistency(SimpleStatement(cql)), params)
 
-    def _statement(self, cql: str, *, idempotent: bool = True) -> Any:
-        """A prepared statement for ``cql`` (``{ks}`` is the keyspace), made once per adapter."""
-        cql = cql.format(ks=self._ks)
-        prepared = self._prepared.get(cql)
+    def _statement(self, template: str, *, idempotent: bool = True) -> Any:
+        """A prepared statement for ``template`` (see :func:`statements.cql`), made once per adapter."""
+        text = cql(template, self._ks, self._tables)
+        prepared = self._prepared.get(text)
         if prepared is None:
             with self._prepare_lock:
-                prepared = self._prepared.get(cql)
+                prepared = self._prepared.get(text)
                 if prepared is None:
                     with self._errors("prepare a statement"):
-                        prepared = _with_consistency(self._session.prepare(cql))
+                        prepared = _with_consistency(self._session.prepare(text))
                     prepared.is_idempotent = idempotent
-                    self._prepared[cql] = prepared
+                    self._prepared[text] = prepared
         return prepared
 
     def _errors(self, what: str) -> AbstractContextManager[None]:
@@ -129,7 +149,10 @@ class CassandraAdapter(BackendAdapter):
 
     def _index(self, repo: str, kind: str, keys: Iterable[bytes]) -> None:
         """Write directory entries (before the rows they point at: a crash in between leaves an entry
-        without a row, which scans skip and erase removes, never a row that erase cannot find)."""
+        without a row, which scans skip and erase removes, never a row that erase cannot find).
+        Nessie's layout has no directory: nothing to write."""
+        if self._tables.directory is None:
+            return
         from cassandra.query import BatchStatement, BatchType
 
         insert = self._statement(statements.INDEX_KEY)
@@ -159,11 +182,13 @@ class CassandraAdapter(BackendAdapter):
     def insert_ref(self, repo: str, row: RefRow) -> bool:
         self._index(repo, KIND_REF, [row.name.encode("utf-8")])
         insert = self._statement(statements.INSERT_REF, idempotent=False)
-        return self._applied("add a reference", insert, (repo, *ref_values(row, unset_nulls=True)))
+        values = ref_values(row, unset_nulls=True, empty_history_null=self._nessie)
+        return self._applied("add a reference", insert, (repo, *values))
 
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
         update = self._statement(statements.UPDATE_REF, idempotent=False)
-        values = (*ref_values(new, unset_nulls=False)[1:], repo, expected.name, *ref_condition(expected))
+        new_values = ref_values(new, unset_nulls=False, empty_history_null=self._nessie)[1:]
+        values = (*new_values, repo, expected.name, *ref_condition(expected))
         return self._applied("update a reference", update, values)
 
     def delete_ref(self, repo: str, expected: RefRow) -> bool:
@@ -237,7 +262,13 @@ class CassandraAdapter(BackendAdapter):
 
     def scan_objs(self, repo: str, types: frozenset[str] | None) -> Iterator[ObjRow]:
         """Reads the repository's directory buckets, then the rows they name, SCAN_STEP ids at a
-        time; directory entries of deleted objects find no row and are skipped."""
+        time; directory entries of deleted objects find no row and are skipped. In Nessie's layout:
+        the table filtered on the repository, SCAN_STEP rows per page."""
+        if self._tables.directory is None:
+            for obj_id, obj_type, token, value, referenced in self._filtered(statements.SCAN_OBJS, repo):
+                if types is None or obj_type in types:
+                    yield ObjRow(obj_id, obj_type, token, value or b"", referenced or 0)
+            return
         ids: list[bytes] = []
         for _, key in self._directory(repo, kinds=(KIND_OBJ,)):
             ids.append(key)
@@ -250,6 +281,9 @@ class CassandraAdapter(BackendAdapter):
     def erase_repositories(self, repos: Collection[str]) -> None:
         delete_obj = self._statement(statements.DELETE_OBJ)
         delete_ref = self._statement(statements.ERASE_REF)
+        if self._tables.directory is None:
+            self._erase_filtered(repos, delete_obj, delete_ref)
+            return
         deletes: list[tuple[Any, Params]] = []
         listed: list[str] = []  # repositories with directory entries (nothing to delete for the rest)
         for repo in repos:
@@ -269,9 +303,37 @@ class CassandraAdapter(BackendAdapter):
             "erase the repository directory", [(delete_directory, (r, ALL_BUCKETS)) for r in listed]
         )
 
+    def _erase_filtered(self, repos: Collection[str], delete_obj: Any, delete_ref: Any) -> None:
+        """Nessie's layout: the rows of each repository, found by filtering the tables (references
+        first, as Nessie does), deleted ERASE_STEP at a time while the scan pages on. Running it
+        again finds whatever an interrupted erase left."""
+        deletes: list[tuple[Any, Params]] = []
+        for repo in repos:
+            refs = ((delete_ref, (repo, name)) for (name,) in self._filtered(statements.SCAN_REF_NAMES, repo))
+            objs = (
+                (delete_obj, (repo, obj_id)) for (obj_id,) in self._filtered(statements.SCAN_OBJ_IDS, repo)
+            )
+            for delete in itertools.chain(refs, objs):
+                deletes.append(delete)
+                if len(deletes) >= ERASE_STEP:  # bounded memory for huge repositories
+                    self._run_all("erase repository rows", deletes)
+                    deletes = []
+        self._run_all("erase repository rows", deletes)
+
+    def _filtered(self, template: str, repo: str) -> Iterator[Any]:
+        """Rows of a ``WHERE repo = ? ALLOW FILTERING`` statement, SCAN_STEP per page; the driver
+        fetches further pages as the caller iterates."""
+        bound = self._statement(template).bind((repo,))
+        bound.fetch_size = SCAN_STEP
+        what = "scan the whole table for the repository's rows"
+        result = self._run(what, bound, ())
+        with self._errors(what):  # later pages are fetched here
+            yield from result
+
     def list_repositories(self) -> Iterator[str]:
         # Each reference is a partition of its own, so the listing reads every partition key of
-        # the references table (a few per repository); the large objects table is not read.
+        # the references table (a few per repository); the large objects table is not read. In
+        # Nessie's layout too (refs2 has the same key), so no full scan of objs2 is needed.
         select = self._statement(statements.LIST_REPOSITORIES)
         result = self._run("list repositories", select, ())
         seen: set[str] = set()

@@ -11,6 +11,12 @@ wins over the URL):
 * ``timeout`` - seconds the driver waits for one request (default 12, above the server's own
   write/CAS timeouts so that the server's precise error arrives first).
 * ``connect_timeout`` - seconds to wait for a connection (default 10).
+* ``layout`` - ``lochkit`` (the default: lochkit's tables ``refs``/``objs`` with a per-repository
+  directory, keyspace ``lochkit``) or ``nessie`` (a Nessie server's CASSANDRA2 tables
+  ``refs2``/``objs2``, keyspace ``nessie`` unless the URL names one), see :mod:`persist_spi.layouts`.
+* ``create_keyspace`` - whether a missing keyspace is created. Default: yes in lochkit's layout; no
+  in Nessie's, because Nessie requires its keyspace to exist and an administrator chooses its
+  replication. lochkit's own server provisioning sets it, since that server holds nobody's data.
 """
 
 from __future__ import annotations
@@ -22,12 +28,15 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from persist_spi.errors import BackendConfigError
+from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout, parse_layout
 from persist_spi.url_safety import AMBIGUOUS_FIX, AMBIGUOUS_PROBLEM, ambiguous_credentials, unshown
 
 DEFAULT_PORT: Final = 9042
 DEFAULT_KEYSPACE: Final = "lochkit"
+#: Nessie's default keyspace (``quarkus.cassandra.keyspace``), used in the nessie layout.
+NESSIE_KEYSPACE: Final = "nessie"
 SCHEMES: Final = ("cassandra", "scylladb")
-OPTIONS: Final = ("local_dc", "replication", "timeout", "connect_timeout")
+OPTIONS: Final = ("local_dc", "replication", "timeout", "connect_timeout", "layout", "create_keyspace")
 _KEYSPACE_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 _DC_RE: Final = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
@@ -44,6 +53,9 @@ class CassandraSettings:
     replication: tuple[tuple[str, str], ...] = (("class", "SimpleStrategy"), ("replication_factor", "1"))
     request_timeout: float = 12.0
     connect_timeout: float = 10.0
+    layout: StorageLayout = LOCHKIT_LAYOUT
+    #: Create the keyspace when it is missing (otherwise setup refuses to go on).
+    create_keyspace: bool = True
 
     @property
     def address(self) -> str:
@@ -71,16 +83,18 @@ def parse_url(flavour: str, url: str, options: Mapping[str, Any] | None = None) 
     userinfo, _, hostlist = parts.netloc.rpartition("@")
     username, password = _credentials(userinfo)
     hosts, port = _hosts(flavour, shown, hostlist)
-    keyspace = unquote(parts.path.strip("/")) or DEFAULT_KEYSPACE
-    if not _KEYSPACE_RE.match(keyspace):
-        raise _config_error(
-            flavour, shown, f"invalid keyspace '{keyspace}' (lowercase letters, digits, '_', max 48)"
-        )
     merged: dict[str, str] = dict(parse_qsl(parts.query, keep_blank_values=True))
     merged.update({k: str(v) for k, v in (options or {}).items()})
     unknown = sorted(set(merged) - set(OPTIONS))
     if unknown:
         raise _config_error(flavour, shown, f"unknown option(s) {', '.join(unknown)}")
+    layout = parse_layout(flavour, shown, merged.get("layout"))
+    nessie = layout is NESSIE_LAYOUT
+    keyspace = unquote(parts.path.strip("/")) or (NESSIE_KEYSPACE if nessie else DEFAULT_KEYSPACE)
+    if not _KEYSPACE_RE.match(keyspace):
+        raise _config_error(
+            flavour, shown, f"invalid keyspace '{keyspace}' (lowercase letters, digits, '_', max 48)"
+        )
     local_dc = merged.get("local_dc") or None
     if local_dc is not None and not _DC_RE.match(local_dc):
         raise _config_error(flavour, shown, f"invalid local_dc '{local_dc}'")
@@ -95,6 +109,8 @@ def parse_url(flavour: str, url: str, options: Mapping[str, Any] | None = None) 
         replication=_replication(flavour, shown, merged.get("replication")),
         request_timeout=_seconds(flavour, shown, "timeout", merged.get("timeout"), 12.0),
         connect_timeout=_seconds(flavour, shown, "connect_timeout", merged.get("connect_timeout"), 10.0),
+        layout=layout,
+        create_keyspace=_flag(flavour, shown, "create_keyspace", merged.get("create_keyspace"), not nessie),
     )
 
 
@@ -157,6 +173,16 @@ def _seconds(flavour: str, shown: str, name: str, value: str | None, default: fl
     return seconds
 
 
+def _flag(flavour: str, shown: str, name: str, value: str | None, default: bool) -> bool:
+    if value is None or value == "":
+        return default
+    if value.lower() in ("1", "true", "yes"):
+        return True
+    if value.lower() in ("0", "false", "no"):
+        return False
+    raise _config_error(flavour, shown, f"option {name} must be true or false, not '{value}'")
+
+
 def _redacted(url: str) -> str:
     """The URL with any password replaced, before anything is parsed (messages may quote it)."""
     scheme, sep, rest = url.partition("://")
@@ -175,5 +201,6 @@ def _config_error(flavour: str, shown: str, problem: str) -> BackendConfigError:
         shown,
         problem,
         f"Use {flavour}://[user:password@]host[:port][,host2...]/keyspace"
-        "?local_dc=DC&replication=N|dc1:N,...&timeout=S&connect_timeout=S",
+        "?local_dc=DC&replication=N|dc1:N,...&timeout=S&connect_timeout=S&layout=lochkit|nessie"
+        "&create_keyspace=true|false",
     )

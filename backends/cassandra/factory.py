@@ -14,7 +14,8 @@ from persist_spi.registry import BackendFactory
 
 
 class CassandraBackendFactory(BackendFactory):
-    """``cassandra://[user:password@]host[:port][,host2...]/keyspace?local_dc=&replication=``."""
+    """``cassandra://[user:password@]host[:port][,host2...]/keyspace?local_dc=&replication=&layout=``
+    (options in :mod:`backends.cassandra.config`; ``layout=nessie`` uses a Nessie server's tables)."""
 
     name = "cassandra"
     description = "Apache Cassandra via cassandra-driver (verified on 5.0.9); LWT for every conditional write"

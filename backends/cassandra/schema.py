@@ -9,14 +9,22 @@ Layout (see docs/backends/cassandra.md for the reasoning):
   ``(repo, bucket)`` with ``BUCKETS`` buckets, so scanning or erasing a repository reads its own
   directory partitions instead of filtering the whole table (Nessie's ALLOW FILTERING scan).
 * ``lochkit_schema``: the schema version, so tables of another lochkit version are refused.
+
+Nessie's layout (``layout=nessie``, :data:`NESSIE_NAMES`) has only ``refs2`` and ``objs2``, with
+the same columns and keys as ``refs`` / ``objs`` (Nessie's CASSANDRA2 DDL). It keeps no directory,
+because a Nessie server writes no directory entries (scans filter the tables instead), and no
+schema version: like Nessie, setup checks only the partition keys and that the columns exist.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any, Final
 
-from persist_spi.errors import BackendConfigError, BackendSchemaMismatch
+from persist_spi.errors import BackendConfigError, BackendSchemaMismatch, BackendStoreMissing
+from persist_spi.layouts import NESSIE_LAYOUT, StorageLayout
 
 SCHEMA_VERSION: Final = 1
 #: Directory partitions per repository: more buckets keep partitions small for huge repositories
@@ -66,6 +74,29 @@ _PRIMARY_KEYS: Final = {
     META_TABLE: "PRIMARY KEY (name)",
 }
 
+#: Nessie's CASSANDRA2 tables: the columns and keys of lochkit's ``refs`` / ``objs``, other names.
+NESSIE_TABLES: Final = {"refs2": TABLES["refs"], "objs2": TABLES["objs"]}
+_NESSIE_PRIMARY_KEYS: Final = {"refs2": _PRIMARY_KEYS["refs"], "objs2": _PRIMARY_KEYS["objs"]}
+
+
+@dataclass(frozen=True)
+class TableNames:
+    """The tables one layout keeps its rows in (the statements' ``{refs}``, ``{objs}``,
+    ``{directory}``)."""
+
+    refs: str
+    objs: str
+    #: lochkit's per-repository directory; None in Nessie's layout, which has none.
+    directory: str | None
+
+
+LOCHKIT_NAMES: Final = TableNames("refs", "objs", "repo_keys")
+NESSIE_NAMES: Final = TableNames("refs2", "objs2", None)
+
+
+def table_names(layout: StorageLayout) -> TableNames:
+    return NESSIE_NAMES if layout is NESSIE_LAYOUT else LOCHKIT_NAMES
+
 
 def bucket_of(key: bytes) -> int:
     """Stable across processes and versions (unlike ``hash``)."""
@@ -73,8 +104,32 @@ def bucket_of(key: bytes) -> int:
 
 
 def create_table_cql(keyspace: str, table: str) -> str:
-    columns = ", ".join(f"{name} {cql_type}" for name, (_, cql_type) in TABLES[table].items())
-    return f"CREATE TABLE IF NOT EXISTS {keyspace}.{table} ({columns}, {_PRIMARY_KEYS[table]})"
+    """lochkit's DDL for one of :data:`TABLES` or :data:`NESSIE_TABLES` (the latter as Nessie's)."""
+    definition = TABLES.get(table) or NESSIE_TABLES[table]
+    key = _PRIMARY_KEYS.get(table) or _NESSIE_PRIMARY_KEYS[table]
+    columns = ", ".join(f"{name} {cql_type}" for name, (_, cql_type) in definition.items())
+    return f"CREATE TABLE IF NOT EXISTS {keyspace}.{table} ({columns}, {key})"
+
+
+def nessie_table_problems(table: str, actual: dict[str, tuple[str, str, int]]) -> list[str]:
+    """Why an existing ``refs2`` / ``objs2`` cannot be used, checked as Nessie checks it: the
+    partition key's columns (names, types, order) must match and every column must exist; other
+    columns, and other types of the regular ones, are left alone. ``actual`` maps column name to
+    (kind, CQL type, position) from ``system_schema.columns``. Nessie does not require ``obj_ref``
+    (tables of older Nessie versions lack it), but lochkit writes it, so it is required here."""
+    expected = NESSIE_TABLES[table]
+    want_key = [(name, cql_type) for name, (kind, cql_type) in expected.items() if kind == "partition_key"]
+    found_key = [
+        (name, cql_type)
+        for name, (kind, cql_type, _) in sorted(actual.items(), key=lambda item: item[1][2])
+        if kind == "partition_key"
+    ]
+    problems = []
+    if found_key != want_key:
+        shown = ", ".join(f"{n} {t}" for n, t in found_key) or "none"
+        problems.append(f"partition key ({shown}) is not ({', '.join(f'{n} {t}' for n, t in want_key)})")
+    problems += [f"column {name} is missing" for name in expected if name not in actual]
+    return problems
 
 
 def create_keyspace_cql(keyspace: str, replication: str, scylla: bool) -> str:
@@ -87,27 +142,63 @@ def create_keyspace_cql(keyspace: str, replication: str, scylla: bool) -> str:
 class SchemaManager:
     """Runs the DDL and checks; ``execute(cql, params)`` is the adapter's statement runner."""
 
-    def __init__(self, adapter: Any, keyspace: str, scylla: bool) -> None:
+    def __init__(
+        self,
+        adapter: Any,
+        keyspace: str,
+        scylla: bool,
+        *,
+        nessie: bool = False,
+        create_keyspace: bool = True,
+    ) -> None:
         self._adapter = adapter
         self._keyspace = keyspace
         self._scylla = scylla
+        self._nessie = nessie
+        self._create_keyspace = create_keyspace
 
     def setup(self, replication: str) -> str:
         created = self._ensure_keyspace(replication)
-        existing = self._existing_columns()
+        how = "created" if created else "existing"
+        if self._nessie:
+            return self._setup_nessie_tables(how)
+        existing = self._existing_columns(TABLES)
         if META_TABLE in existing:
             self._check_version()
         for table in TABLES:
             if table in existing:
                 self._check_columns(table, existing[table])
             else:
-                self._adapter.execute(create_table_cql(self._keyspace, table), (), "create table " + table)
+                self._create_table(table)
         self._record_version()
-        how = "created" if created else "existing"
         return (
             f"keyspace {self._keyspace} ({how}), tables refs, objs, repo_keys ({BUCKETS} buckets per "
             f"repository), schema version {SCHEMA_VERSION}"
         )
+
+    def _setup_nessie_tables(self, how: str) -> str:
+        """Nessie's ``setupSchema``: check the tables that exist, create the missing ones; no
+        directory and no version record (a Nessie server would not keep either up to date)."""
+        existing = self._existing_columns(NESSIE_TABLES)
+        for table in NESSIE_TABLES:
+            if table not in existing:
+                self._create_table(table)
+                continue
+            problems = nessie_table_problems(table, existing[table])
+            if problems:
+                raise BackendSchemaMismatch(
+                    self._adapter.name,
+                    self._adapter.address,
+                    f"table {self._keyspace}.{table} is not a Nessie CASSANDRA2 table "
+                    f"({'; '.join(problems)})",
+                    f"Use a keyspace whose {table} a Nessie server created, or one without it (lochkit "
+                    f"then creates it as Nessie does: {create_table_cql(self._keyspace, table)}); "
+                    "lochkit never alters existing tables",
+                )
+        return f"keyspace {self._keyspace} ({how}), Nessie's tables refs2, objs2 (layout=nessie)"
+
+    def _create_table(self, table: str) -> None:
+        self._adapter.execute(create_table_cql(self._keyspace, table), (), "create table " + table)
 
     def _ensure_keyspace(self, replication: str) -> bool:
         found = self._adapter.execute(
@@ -120,6 +211,15 @@ class SchemaManager:
                 self._refuse_tablets()
             return False
         cql = create_keyspace_cql(self._keyspace, replication, self._scylla)
+        if not self._create_keyspace:
+            raise BackendStoreMissing(
+                self._adapter.name,
+                self._adapter.address,
+                f"keyspace {self._keyspace} does not exist, and lochkit creates none here"
+                + (" (a Nessie server requires its keyspace to exist, too)" if self._nessie else ""),
+                f"Create it with the replication your cluster needs (e.g. {cql}), name an existing "
+                "keyspace in the URL's path, or add create_keyspace=true to the URL",
+            )
         self._adapter.execute(cql, (), f"create keyspace {self._keyspace}")
         return True
 
@@ -142,20 +242,23 @@ class SchemaManager:
                 "Drop it or use another keyspace; lochkit creates it WITH tablets = {'enabled': false}",
             )
 
-    def _existing_columns(self) -> dict[str, dict[str, tuple[str, str]]]:
+    def _existing_columns(self, tables: Collection[str]) -> dict[str, dict[str, tuple[str, str, int]]]:
+        """table -> column -> (kind, CQL type, position) for those of ``tables`` that exist."""
         rows = self._adapter.execute(
-            "SELECT table_name, column_name, kind, type FROM system_schema.columns WHERE keyspace_name = %s",
+            "SELECT table_name, column_name, kind, type, position FROM system_schema.columns "
+            "WHERE keyspace_name = %s",
             (self._keyspace,),
             "read the table definitions",
         )
-        found: dict[str, dict[str, tuple[str, str]]] = {}
-        for table, column, kind, cql_type in rows:
-            if table in TABLES:
-                found.setdefault(table, {})[column] = (kind, cql_type)
+        found: dict[str, dict[str, tuple[str, str, int]]] = {}
+        for table, column, kind, cql_type, position in rows:
+            if table in tables:
+                found.setdefault(table, {})[column] = (kind, cql_type, position)
         return found
 
-    def _check_columns(self, table: str, actual: dict[str, tuple[str, str]]) -> None:
+    def _check_columns(self, table: str, columns: dict[str, tuple[str, str, int]]) -> None:
         expected = TABLES[table]
+        actual = {name: (kind, cql_type) for name, (kind, cql_type, _) in columns.items()}
         if actual == expected:
             return
         differences = [

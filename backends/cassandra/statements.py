@@ -1,14 +1,24 @@
-"""Every CQL statement of the Cassandra / ScyllaDB backend (``{ks}`` stands for the keyspace), and
-the values a row binds to them. The tables are described in :mod:`backends.cassandra.schema`.
+"""Every CQL statement of the Cassandra / ScyllaDB backend, and the values a row binds to them.
+
+In the templates ``{ks}`` stands for the keyspace and ``{refs}``, ``{objs}``, ``{directory}`` for the
+tables of the layout (:class:`~backends.cassandra.schema.TableNames`; see :func:`cql`). The tables
+are described in :mod:`backends.cassandra.schema`.
 
 Every conditional write is a lightweight transaction (``IF NOT EXISTS`` / ``IF EXISTS`` /
-``IF col = ?``); the adapter prepares those as not idempotent, so the driver never retries them.
+``IF col = ?``), in both layouts; the adapter prepares those as not idempotent, so the driver never
+retries them.
+
+NULL conventions: lochkit's layout writes an empty reference history as an empty blob; Nessie's
+layout writes it as null, as Nessie does (``ProtoSerialization.serializePreviousPointers`` returns
+null for none). In both, ``created_at`` is always written (0 when unknown), and an absent extended
+info or version token is null.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+from backends.cassandra.schema import TableNames
 from persist_spi.adapter import ObjRow, RefRow
 
 _OBJ_COLUMNS: Final = "obj_id, obj_type, obj_vers, obj_value, obj_ref"
@@ -18,47 +28,68 @@ _REF_CONDITION: Final = "IF pointer = ? AND deleted = ? AND created_at = ? AND e
 CASSANDRA_VERSION: Final = "SELECT release_version FROM system.local"
 SCYLLA_VERSION: Final = "SELECT version FROM system.versions WHERE key = 'local'"
 
-FETCH_REFS: Final = f"SELECT {_REF_COLUMNS} FROM {{ks}}.refs WHERE repo = ? AND ref_name IN ?"
+FETCH_REFS: Final = f"SELECT {_REF_COLUMNS} FROM {{ks}}.{{refs}} WHERE repo = ? AND ref_name IN ?"
 INSERT_REF: Final = (
-    f"INSERT INTO {{ks}}.refs (repo, {_REF_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS"
+    f"INSERT INTO {{ks}}.{{refs}} (repo, {_REF_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS"
 )
 UPDATE_REF: Final = (
-    "UPDATE {ks}.refs SET pointer = ?, deleted = ?, created_at = ?, ext_info = ?, prev_ptr = ? "
+    "UPDATE {ks}.{refs} SET pointer = ?, deleted = ?, created_at = ?, ext_info = ?, prev_ptr = ? "
     f"WHERE repo = ? AND ref_name = ? {_REF_CONDITION}"
 )
-DELETE_REF: Final = f"DELETE FROM {{ks}}.refs WHERE repo = ? AND ref_name = ? {_REF_CONDITION}"
-LIST_REPOSITORIES: Final = "SELECT DISTINCT repo, ref_name FROM {ks}.refs"
+DELETE_REF: Final = f"DELETE FROM {{ks}}.{{refs}} WHERE repo = ? AND ref_name = ? {_REF_CONDITION}"
+LIST_REPOSITORIES: Final = "SELECT DISTINCT repo, ref_name FROM {ks}.{refs}"
 
-FETCH_OBJS: Final = f"SELECT {_OBJ_COLUMNS} FROM {{ks}}.objs WHERE repo = ? AND obj_id IN ?"
-INSERT_OBJ: Final = f"INSERT INTO {{ks}}.objs (repo, {_OBJ_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS"
+FETCH_OBJS: Final = f"SELECT {_OBJ_COLUMNS} FROM {{ks}}.{{objs}} WHERE repo = ? AND obj_id IN ?"
+INSERT_OBJ: Final = (
+    f"INSERT INTO {{ks}}.{{objs}} (repo, {_OBJ_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS"
+)
 #: IF EXISTS: a row deleted since the insert was refused must not come back as a row that holds
 #: nothing but obj_ref.
-BUMP_REFERENCED: Final = "UPDATE {ks}.objs SET obj_ref = ? WHERE repo = ? AND obj_id = ? IF EXISTS"
-UPSERT_OBJ: Final = f"INSERT INTO {{ks}}.objs (repo, {_OBJ_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
-DELETE_OBJ: Final = "DELETE FROM {ks}.objs WHERE repo = ? AND obj_id = ?"
-DELETE_OBJ_IF_REFERENCED: Final = "DELETE FROM {ks}.objs WHERE repo = ? AND obj_id = ? IF obj_ref = ?"
+BUMP_REFERENCED: Final = "UPDATE {ks}.{objs} SET obj_ref = ? WHERE repo = ? AND obj_id = ? IF EXISTS"
+UPSERT_OBJ: Final = f"INSERT INTO {{ks}}.{{objs}} (repo, {_OBJ_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
+DELETE_OBJ: Final = "DELETE FROM {ks}.{objs} WHERE repo = ? AND obj_id = ?"
+DELETE_OBJ_IF_REFERENCED: Final = "DELETE FROM {ks}.{objs} WHERE repo = ? AND obj_id = ? IF obj_ref = ?"
 UPDATE_OBJ_IF_VERSION: Final = (
-    "UPDATE {ks}.objs SET obj_vers = ?, obj_value = ?, obj_ref = ? WHERE repo = ? AND obj_id = ? "
+    "UPDATE {ks}.{objs} SET obj_vers = ?, obj_value = ?, obj_ref = ? WHERE repo = ? AND obj_id = ? "
     "IF obj_type = ? AND obj_vers = ?"
 )
 DELETE_OBJ_IF_VERSION: Final = (
-    "DELETE FROM {ks}.objs WHERE repo = ? AND obj_id = ? IF obj_type = ? AND obj_vers = ?"
+    "DELETE FROM {ks}.{objs} WHERE repo = ? AND obj_id = ? IF obj_type = ? AND obj_vers = ?"
 )
 
-INDEX_KEY: Final = "INSERT INTO {ks}.repo_keys (repo, bucket, kind, row_key) VALUES (?, ?, ?, ?)"
+INDEX_KEY: Final = "INSERT INTO {ks}.{directory} (repo, bucket, kind, row_key) VALUES (?, ?, ?, ?)"
 READ_DIRECTORY: Final = (
-    "SELECT kind, row_key FROM {ks}.repo_keys WHERE repo = ? AND bucket IN ? AND kind IN ?"
+    "SELECT kind, row_key FROM {ks}.{directory} WHERE repo = ? AND bucket IN ? AND kind IN ?"
 )
+#: Nessie's layout has no directory: a repository's rows are found by filtering the whole table
+#: (every node reads all its partitions; the cost grows with the table, not the repository).
+SCAN_OBJS: Final = f"SELECT {_OBJ_COLUMNS} FROM {{ks}}.{{objs}} WHERE repo = ? ALLOW FILTERING"
+SCAN_OBJ_IDS: Final = "SELECT obj_id FROM {ks}.{objs} WHERE repo = ? ALLOW FILTERING"
+SCAN_REF_NAMES: Final = "SELECT ref_name FROM {ks}.{refs} WHERE repo = ? ALLOW FILTERING"
 #: Erasing: a reference row without condition, then the repository's whole directory.
-ERASE_REF: Final = "DELETE FROM {ks}.refs WHERE repo = ? AND ref_name = ?"
-ERASE_DIRECTORY: Final = "DELETE FROM {ks}.repo_keys WHERE repo = ? AND bucket IN ?"
+ERASE_REF: Final = "DELETE FROM {ks}.{refs} WHERE repo = ? AND ref_name = ?"
+ERASE_DIRECTORY: Final = "DELETE FROM {ks}.{directory} WHERE repo = ? AND bucket IN ?"
 
 
-def ref_values(row: RefRow, *, unset_nulls: bool) -> tuple[Any, ...]:
-    # An INSERT of a new row leaves absent values unset instead of writing null tombstones; an
-    # UPDATE must write null to clear a value the row had before.
-    ext = row.extended_info if row.extended_info is not None or not unset_nulls else unset()
-    return (row.name, row.pointer, row.deleted, row.created_at_micros, ext, row.previous_pointers)
+def cql(template: str, keyspace: str, tables: TableNames) -> str:
+    """``template`` with the keyspace and the layout's table names filled in."""
+    return template.format(ks=keyspace, refs=tables.refs, objs=tables.objs, directory=tables.directory)
+
+
+def ref_values(row: RefRow, *, unset_nulls: bool, empty_history_null: bool) -> tuple[Any, ...]:
+    """(name, pointer, deleted, created_at, ext_info, prev_ptr) for an INSERT (``unset_nulls``)
+    or an UPDATE. ``empty_history_null``: Nessie's layout, where no history is null."""
+    # An INSERT of a new row leaves absent values unset instead of writing null tombstones (they
+    # read back as null all the same); an UPDATE must write null to clear a value the row had.
+    history = row.previous_pointers or (None if empty_history_null else b"")
+    return (
+        row.name,
+        row.pointer,
+        row.deleted,
+        row.created_at_micros,
+        _absent(row.extended_info, unset_nulls),
+        _absent(history, unset_nulls),
+    )
 
 
 def ref_condition(row: RefRow) -> tuple[Any, ...]:
@@ -67,8 +98,12 @@ def ref_condition(row: RefRow) -> tuple[Any, ...]:
 
 
 def obj_values(row: ObjRow, *, unset_nulls: bool) -> tuple[Any, ...]:
-    token = row.version_token if row.version_token is not None or not unset_nulls else unset()
-    return (row.obj_id, row.obj_type, token, row.data, row.referenced)
+    # No version token (objects that are not updateable): null, in both layouts.
+    return (row.obj_id, row.obj_type, _absent(row.version_token, unset_nulls), row.data, row.referenced)
+
+
+def _absent(value: Any, unset_nulls: bool) -> Any:
+    return unset() if value is None and unset_nulls else value
 
 
 def unset() -> Any:

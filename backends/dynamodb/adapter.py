@@ -1,6 +1,12 @@
 """The DynamoDB adapter: items in two tables, conditional writes for every compare-and-swap.
 
-Tables and keys: :mod:`backends.dynamodb.schema`; item layout: :mod:`backends.dynamodb.statements`.
+Tables and keys: :mod:`backends.dynamodb.schema`; item layout: :mod:`backends.dynamodb.statements`
+(lochkit's own, or Nessie's DynamoDB2 one with ``layout=nessie``).
+
+Reads are strongly consistent in both layouts (Nessie's are not): the core reads what it has just
+written (a commit's objects, a reference it moved) and compares reference rows it has read, so an
+eventually consistent read would report objects missing and fail compare-and-swaps spuriously. How
+an item is read leaves its bytes unchanged, so this costs read capacity, not compatibility.
 
 Conditional writes go through a client without SDK retries (see ``DynamoSettings.client``) and
 repeat only what DynamoDB refused before applying (throttling); reads and unconditional batch
@@ -28,21 +34,10 @@ from backends.dynamodb.errors import (
     translate,
 )
 from backends.dynamodb.schema import setup_schema
-from backends.dynamodb.statements import (
-    Item,
-    key_of,
-    obj_item,
-    obj_row,
-    prefix_filter,
-    ref_condition,
-    ref_item,
-    ref_row,
-    repo_of_key,
-    repo_prefix,
-    too_large,
-)
+from backends.dynamodb.statements import ITEM_FORMATS, Item, key_of
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import UnknownOperationResult
+from persist_spi.layouts import StorageLayout
 
 T = TypeVar("T")
 
@@ -61,6 +56,7 @@ class DynamoDBAdapter(BackendAdapter):
         self._settings = settings
         self._refs = settings.refs_table
         self._objs = settings.objs_table
+        self._items = ITEM_FORMATS[settings.layout.name]
         self._client = settings.client(sdk_retries=True)
         self._cas = settings.client(sdk_retries=False)
         self._pool: ThreadPoolExecutor | None = None
@@ -73,6 +69,13 @@ class DynamoDBAdapter(BackendAdapter):
     @property
     def address(self) -> str:
         return self._settings.address
+
+    @property
+    def layout(self) -> StorageLayout:
+        return self._settings.layout
+
+    def repository_id_problem(self, repo: str) -> str | None:
+        return self._items.repository_id_problem(repo)
 
     def setup_schema(self) -> str:
         return self._call(
@@ -93,11 +96,11 @@ class DynamoDBAdapter(BackendAdapter):
     # --- references ------------------------------------------------------------------------------
 
     def fetch_refs(self, repo: str, names: Sequence[str]) -> list[RefRow | None]:
-        prefix = repo_prefix(repo)
+        prefix = self._items.repo_prefix(repo)
         keys = [prefix + n for n in names]
         found = self._batch_get(self._refs, keys, "read references")
         return [
-            None if (item := found.get(k)) is None else ref_row(n, item)
+            None if (item := found.get(k)) is None else self._items.ref_row(n, item)
             for n, k in zip(names, keys, strict=True)
         ]
 
@@ -106,28 +109,28 @@ class DynamoDBAdapter(BackendAdapter):
             "create a reference",
             self._cas.put_item,
             TableName=self._refs,
-            Item=ref_item(repo_prefix(repo), row),
-            ConditionExpression="attribute_not_exists(k)",
+            Item=self._items.ref_item(self._items.repo_prefix(repo), row),
+            ConditionExpression=self._items.ref_insert_condition,
         )
 
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
-        condition, values = ref_condition(expected)
+        condition, values = self._items.ref_condition(expected)
         return self._conditional(
             "update a reference",
             self._cas.put_item,
             TableName=self._refs,
-            Item=ref_item(repo_prefix(repo), new._replace(name=expected.name)),
+            Item=self._items.ref_item(self._items.repo_prefix(repo), new._replace(name=expected.name)),
             ConditionExpression=condition,
             ExpressionAttributeValues=values,
         )
 
     def delete_ref(self, repo: str, expected: RefRow) -> bool:
-        condition, values = ref_condition(expected)
+        condition, values = self._items.ref_condition(expected)
         return self._conditional(
             "delete a reference",
             self._cas.delete_item,
             TableName=self._refs,
-            Key=key_of(repo_prefix(repo) + expected.name),
+            Key=key_of(self._items.repo_prefix(repo) + expected.name),
             ConditionExpression=condition,
             ExpressionAttributeValues=values,
         )
@@ -135,28 +138,28 @@ class DynamoDBAdapter(BackendAdapter):
     # --- objects ---------------------------------------------------------------------------------
 
     def fetch_objs(self, repo: str, ids: Sequence[bytes]) -> list[ObjRow | None]:
-        prefix = repo_prefix(repo)
+        prefix = self._items.repo_prefix(repo)
         keys = [prefix + i.hex() for i in ids]
         found = self._batch_get(self._objs, keys, "read objects")
         return [
-            None if (item := found.get(k)) is None else obj_row(i, item)
+            None if (item := found.get(k)) is None else self._items.obj_row(i, item)
             for i, k in zip(ids, keys, strict=True)
         ]
 
     def insert_objs(self, repo: str, rows: Sequence[ObjRow]) -> list[bool]:
-        prefix = repo_prefix(repo)
+        prefix = self._items.repo_prefix(repo)
         if len(rows) <= 1:
             return [self._insert_one(prefix, row) for row in rows]
         return list(self._executor().map(lambda row: self._insert_one(prefix, row), rows))
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
-        prefix = repo_prefix(repo)
-        requests = [{"PutRequest": {"Item": obj_item(prefix, row)}} for row in rows]
+        prefix = self._items.repo_prefix(repo)
+        requests = [{"PutRequest": {"Item": self._items.obj_item(prefix, row)}} for row in rows]
         largest = max(rows, key=lambda r: len(r.data), default=None)
         self._batch_write(self._objs, requests, "upsert objects", largest)
 
     def delete_objs(self, repo: str, ids: Sequence[bytes]) -> None:
-        prefix = repo_prefix(repo)
+        prefix = self._items.repo_prefix(repo)
         unique = dict.fromkeys(prefix + i.hex() for i in ids)  # a batch must not repeat a key
         self._batch_write(
             self._objs, [{"DeleteRequest": {"Key": key_of(k)}} for k in unique], "delete objects"
@@ -167,9 +170,9 @@ class DynamoDBAdapter(BackendAdapter):
             "delete an object by its referenced time",
             self._cas.delete_item,
             TableName=self._objs,
-            Key=key_of(repo_prefix(repo) + obj_id.hex()),
+            Key=key_of(self._items.repo_prefix(repo) + obj_id.hex()),
             ConditionExpression="z = :z",
-            ExpressionAttributeValues={":z": {"N": str(referenced)}},
+            ExpressionAttributeValues={":z": self._items.number(referenced)},
         )
 
     def update_obj_if_version(self, repo: str, expected_type: str, expected_token: str, row: ObjRow) -> bool:
@@ -178,7 +181,7 @@ class DynamoDBAdapter(BackendAdapter):
             self._cas.put_item,
             row=row,
             TableName=self._objs,
-            Item=obj_item(repo_prefix(repo), row),
+            Item=self._items.obj_item(self._items.repo_prefix(repo), row),
             ConditionExpression="y = :y AND V = :v",
             ExpressionAttributeValues={":y": {"S": expected_type}, ":v": {"S": expected_token}},
         )
@@ -190,7 +193,7 @@ class DynamoDBAdapter(BackendAdapter):
             "delete an object conditionally",
             self._cas.delete_item,
             TableName=self._objs,
-            Key=key_of(repo_prefix(repo) + obj_id.hex()),
+            Key=key_of(self._items.repo_prefix(repo) + obj_id.hex()),
             ConditionExpression="y = :y AND V = :v",
             ExpressionAttributeValues={":y": {"S": expected_type}, ":v": {"S": expected_token}},
         )
@@ -198,7 +201,7 @@ class DynamoDBAdapter(BackendAdapter):
     def scan_objs(self, repo: str, types: frozenset[str] | None) -> Iterator[ObjRow]:
         """A full-table Scan: DynamoDB applies the repository and type filters after reading every
         item, so the cost grows with the whole table, not with this repository."""
-        prefix = repo_prefix(repo)
+        prefix = self._items.repo_prefix(repo)
         condition = "begins_with(k, :prefix)"
         values: Item = {":prefix": {"S": prefix}}
         if types and len(types) <= 100:  # IN accepts at most 100 operands
@@ -209,13 +212,13 @@ class DynamoDBAdapter(BackendAdapter):
             self._objs, "scan objects", FilterExpression=condition, ExpressionAttributeValues=values
         ):
             if not types or item["y"]["S"] in types:
-                yield obj_row(bytes.fromhex(item["k"]["S"][len(prefix) :]), item)
+                yield self._items.obj_row(bytes.fromhex(item["k"]["S"][len(prefix) :]), item)
 
     def list_repositories(self) -> Iterator[str]:
         """A Scan of the references table (keys only); the objects table is not read."""
         seen: set[str] = set()
         for item in self._scan(self._refs, "list repositories", ProjectionExpression="k"):
-            repo = repo_of_key(item["k"]["S"])
+            repo = self._items.repo_of_key(item["k"]["S"])
             if repo is not None and repo not in seen:
                 seen.add(repo)
                 yield repo
@@ -227,9 +230,9 @@ class DynamoDBAdapter(BackendAdapter):
         for table in (self._refs, self._objs):
             doomed: list[Item] = []
             for item in self._scan(
-                table, "find rows to erase", ProjectionExpression="k", **prefix_filter(wanted)
+                table, "find rows to erase", ProjectionExpression="k", **self._items.prefix_filter(wanted)
             ):
-                if repo_of_key(item["k"]["S"]) in wanted:
+                if self._items.repo_of_key(item["k"]["S"]) in wanted:
                     doomed.append({"DeleteRequest": {"Key": key_of(item["k"]["S"])}})
                 if len(doomed) >= 500:  # delete as we go: a repository may be larger than memory
                     self._batch_write(table, doomed, "erase repositories")
@@ -246,8 +249,8 @@ class DynamoDBAdapter(BackendAdapter):
                 self._cas.put_item,
                 row=row,
                 TableName=self._objs,
-                Item=obj_item(prefix, row),
-                ConditionExpression="attribute_not_exists(k)",
+                Item=self._items.obj_item(prefix, row),
+                ConditionExpression=self._items.obj_insert_condition,
             ):
                 return True
             # It exists: only refresh its referenced time. The condition keeps a concurrently
@@ -258,8 +261,8 @@ class DynamoDBAdapter(BackendAdapter):
                 TableName=self._objs,
                 Key=key_of(key),
                 UpdateExpression="SET z = :z",
-                ConditionExpression="attribute_exists(k)",
-                ExpressionAttributeValues={":z": {"N": str(row.referenced)}},
+                ConditionExpression=self._items.obj_exists_condition,
+                ExpressionAttributeValues={":z": self._items.number(row.referenced)},
             ):
                 return False
         raise UnknownOperationResult(
@@ -280,7 +283,7 @@ class DynamoDBAdapter(BackendAdapter):
                 if code == CONDITION_FAILED:
                     return False
                 if row is not None and is_item_too_large(e):
-                    raise too_large(row) from e
+                    raise self._items.too_large(row) from e
                 if code not in REJECTED_CODES or attempt == _CAS_ATTEMPTS - 1:
                     raise self._mapped(e, action, write=True) from e
             except (EndpointConnectionError, ConnectTimeoutError) as e:
@@ -307,7 +310,7 @@ class DynamoDBAdapter(BackendAdapter):
             )
         except ClientError as e:
             if largest is not None and is_item_too_large(e):
-                raise too_large(largest) from e
+                raise self._items.too_large(largest) from e
             raise
 
     def _scan(self, table: str, action: str, **request: Any) -> Iterator[Item]:

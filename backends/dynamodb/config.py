@@ -9,6 +9,12 @@ Two URL forms:
 * ``dynamodb://aws?region=eu-west-1`` talks to real AWS with boto3's default credential chain
   (environment, ``~/.aws``, instance or task role); ``profile=NAME`` picks a named profile.
 
+``layout=nessie`` opens the tables of a Nessie server's DynamoDB2 store instead of lochkit's own
+(:mod:`backends.dynamodb.statements`). ``table_prefix`` then means what Nessie's
+``nessie.version.store.persist.dynamodb.table-prefix`` means: tables ``<prefix>_refs`` and
+``<prefix>_objs``, or ``refs`` and ``objs`` without a prefix (Nessie's default). In lochkit's own
+layout the prefix is prepended as it is (default ``lochkit_``: ``lochkit_refs``).
+
 Secrets never leave this module: :attr:`DynamoSettings.address` has no credentials, and error
 messages use it or :func:`~provisioning.base.redact`-style text.
 """
@@ -23,6 +29,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from persist_spi import hints
 from persist_spi.errors import BackendConfigError
+from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout, parse_layout
 
 BACKEND = "dynamodb"
 DEFAULT_REGION = "us-west-2"
@@ -34,6 +41,7 @@ STATIC_SECRET = "lochkit"  # a dummy value for emulators, not a secret
 _OPTIONS = frozenset(
     {
         "region",
+        "layout",
         "table_prefix",
         "tls",
         "credentials",
@@ -43,7 +51,9 @@ _OPTIONS = frozenset(
         "max_attempts",
     }
 )
-# Table names allow [a-zA-Z0-9_.-]; the prefix must leave room for "objs"/"refs" within 255.
+#: Nessie's DynamoDB2 store joins its table-prefix and the table name with this.
+NESSIE_PREFIX_SEPARATOR = "_"
+# Table names allow [a-zA-Z0-9_.-]; the prefix must leave room for "_objs"/"_refs" within 255.
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9_.-]{0,240}$")
 _URL_HELP = (
     "use dynamodb://HOST:PORT?region=REGION&table_prefix=PREFIX for an endpoint such as DynamoDB "
@@ -63,20 +73,29 @@ class DynamoSettings:
     connect_timeout: float
     read_timeout: float
     max_attempts: int
+    layout: StorageLayout = LOCHKIT_LAYOUT
 
     @property
     def refs_table(self) -> str:
-        return f"{self.table_prefix}refs"
+        return self._table("refs")
 
     @property
     def objs_table(self) -> str:
-        return f"{self.table_prefix}objs"
+        return self._table("objs")
+
+    def _table(self, name: str) -> str:
+        if self.layout is not NESSIE_LAYOUT:
+            return f"{self.table_prefix}{name}"
+        # Nessie's naming: no prefix (unset or empty) gives the bare name, else prefix + "_" + name.
+        return f"{self.table_prefix}{NESSIE_PREFIX_SEPARATOR}{name}" if self.table_prefix else name
 
     @property
     def address(self) -> str:
         """Where the tables live, without credentials: safe for logs, errors and reports."""
         where = self.endpoint.split("://", 1)[1] if self.endpoint else "aws"
-        return f"dynamodb://{where}?region={self.region or 'default'}&table_prefix={self.table_prefix}"
+        layout = "" if self.layout is LOCHKIT_LAYOUT else f"&layout={self.layout.name}"
+        region = self.region or "default"
+        return f"dynamodb://{where}?region={region}{layout}&table_prefix={self.table_prefix}"
 
     def client(self, *, sdk_retries: bool) -> Any:
         """A boto3 DynamoDB client. ``sdk_retries=False`` is for conditional writes: botocore
@@ -139,7 +158,9 @@ def parse_url(url: str | None, options: Mapping[str, Any] | None = None) -> Dyna
     opts = _merged_options(parts.query, options, shown)
     aws = host == "aws" and port is None
     region = opts.get("region") or (None if aws else DEFAULT_REGION)
-    prefix = opts.get("table_prefix", DEFAULT_TABLE_PREFIX)
+    layout = parse_layout(BACKEND, shown, opts.get("layout"))
+    # Nessie's default is no prefix (tables refs/objs); lochkit's own keeps its tables apart.
+    prefix = opts.get("table_prefix", "" if layout is NESSIE_LAYOUT else DEFAULT_TABLE_PREFIX)
     if not _PREFIX_RE.match(prefix):
         raise BackendConfigError(
             BACKEND,
@@ -156,6 +177,7 @@ def parse_url(url: str | None, options: Mapping[str, Any] | None = None) -> Dyna
         connect_timeout=_number(opts.get("connect_timeout", "3"), shown, "connect_timeout"),
         read_timeout=_number(opts.get("read_timeout", "20"), shown, "read_timeout"),
         max_attempts=int(_number(opts.get("max_attempts", "3"), shown, "max_attempts")),
+        layout=layout,
     )
 
 

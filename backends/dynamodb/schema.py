@@ -3,6 +3,11 @@
 Both tables have one string HASH key ``k`` and on-demand billing. Creation is idempotent and
 tolerates concurrent creators (another process may win the CreateTable race); it then waits until
 the table is ACTIVE, which on AWS takes seconds and on DynamoDB Local is immediate.
+
+In Nessie's layout the tables are the same (Nessie's DynamoDB2 store creates them exactly so), but
+there is no schema-version item: Nessie keeps none, and an item of lochkit's in Nessie's refs table
+would be an item Nessie does not expect. A refs table holding lochkit's version item is refused
+instead: those are lochkit-layout tables (``table_prefix=`` empty gives them Nessie's names).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from typing import Any, Final
 
 from backends.dynamodb.config import DynamoSettings
 from persist_spi.errors import BackendSchemaMismatch
+from persist_spi.layouts import NESSIE_LAYOUT
 
 #: Bump when the item layout changes incompatibly.
 SCHEMA_VERSION: Final = 1
@@ -27,6 +33,12 @@ def setup_schema(client: Any, settings: DynamoSettings) -> str:
     """Create or check both tables, then record or check the schema version; returns a summary."""
     for table in (settings.refs_table, settings.objs_table):
         _ensure_table(client, settings, table)
+    if settings.layout is NESSIE_LAYOUT:
+        _refuse_lochkit_tables(client, settings)
+        return (
+            f"dynamodb at {settings.address}: tables {settings.refs_table}, {settings.objs_table} "
+            f"(HASH key {KEY_ATTRIBUTE}, on-demand) in Nessie's DynamoDB2 layout"
+        )
     _ensure_schema_version(client, settings)
     return (
         f"dynamodb at {settings.address}: tables {settings.refs_table}, {settings.objs_table} "
@@ -124,6 +136,19 @@ def _ensure_schema_version(client: Any, settings: DynamoSettings) -> None:
             f"the tables were written with lochkit schema version {stored}, "
             f"this lochkit uses {SCHEMA_VERSION}",
             "use the lochkit version that wrote them, migrate by export/import, or pick another table_prefix",
+        )
+
+
+def _refuse_lochkit_tables(client: Any, settings: DynamoSettings) -> None:
+    stored = _stored_version(client, settings)
+    if stored is not None:
+        raise BackendSchemaMismatch(
+            "dynamodb",
+            settings.address,
+            f"the tables {settings.refs_table}/{settings.objs_table} were written in lochkit's own "
+            f"layout (schema version {stored}), not in Nessie's",
+            "open them without layout=nessie, or give Nessie's tables with table_prefix= "
+            "(Nessie's nessie.version.store.persist.dynamodb.table-prefix)",
         )
 
 

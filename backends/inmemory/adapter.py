@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterator, Sequence
 
 from backends.inmemory.capabilities import CAPABILITIES
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
+from persist_spi.layouts import LOCHKIT_LAYOUT, StorageLayout
 
 
 class InMemoryAdapter(BackendAdapter):
@@ -14,8 +15,11 @@ class InMemoryAdapter(BackendAdapter):
 
     name = "inmemory"
 
-    def __init__(self, label: str = "") -> None:
+    def __init__(self, label: str = "", layout: StorageLayout = LOCHKIT_LAYOUT) -> None:
         self._label = label
+        # Rows are kept as given, so either layout's bytes fit; the layout is chosen for what the
+        # core writes (a quick way to run the suites over Nessie's object codec).
+        self._layout = layout
         self._refs: dict[tuple[str, str], RefRow] = {}
         self._objs: dict[tuple[str, bytes], ObjRow] = {}
         self._lock = threading.Lock()
@@ -23,6 +27,10 @@ class InMemoryAdapter(BackendAdapter):
     @property
     def capabilities(self) -> Capabilities:
         return CAPABILITIES
+
+    @property
+    def layout(self) -> StorageLayout:
+        return self._layout
 
     @property
     def address(self) -> str:

@@ -7,6 +7,9 @@ Layout, in one database (default ``lochkit``), collection names prefixed (defaul
 * ``objs``: ``{_id, r: repo, y: type code, V: version token or null, z: referenced µs, v: data}``
 * ``meta``: one ``{_id: "schema", version}`` document naming the layout version.
 
+With ``layout=nessie`` the collections and documents are Nessie's own instead (``refs2``/``objs2``,
+see :class:`backends.mongodb.statements.NessieDocuments`); everything below applies to both.
+
 ``_id`` is a string, ``<len(repo)>:<repo>:<name or hex id>``: the length prefix keeps repository
 ids that prefix each other apart, and a plain string (unlike a ``{r, n}`` sub-document) cannot
 mismatch on field order. The separate ``r`` field is indexed (``objs``: with ``y``), so scans and
@@ -29,10 +32,18 @@ from typing import TYPE_CHECKING, Any, Final
 from backends.mongodb.capabilities import for_server
 from backends.mongodb.config import MongoSettings
 from backends.mongodb.errors import ErrorContext, duplicates, mapped_errors
-from backends.mongodb.schema import SCHEMA_VERSION, check, create
-from backends.mongodb.statements import id_filter, key, obj_doc, obj_row, ref_condition, ref_doc, ref_row
+from backends.mongodb.schema import SCHEMA_VERSION, check, create, create_nessie
+from backends.mongodb.statements import (
+    LOCHKIT_DOCUMENTS,
+    NESSIE_DOCUMENTS,
+    OBJS_COLLECTION,
+    REFS_COLLECTION,
+    Documents,
+    id_filter,
+)
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import UnknownOperationResult
+from persist_spi.layouts import NESSIE_LAYOUT, StorageLayout
 
 if TYPE_CHECKING:
     from pymongo import MongoClient
@@ -69,10 +80,14 @@ class MongoAdapter(BackendAdapter):
                 self._max_bson = int(self._client.admin.command("hello").get("maxBsonObjectSize", 0))
             db = self._client[settings.database]
             prefix = settings.collection_prefix
-            self._refs: MongoCollection[dict[str, Any]] = db[f"{prefix}refs"]
-            self._objs: MongoCollection[dict[str, Any]] = db[f"{prefix}objs"]
+            self._nessie = settings.layout is NESSIE_LAYOUT
+            self._docs: Documents = NESSIE_DOCUMENTS if self._nessie else LOCHKIT_DOCUMENTS
+            refs, objs = (REFS_COLLECTION, OBJS_COLLECTION) if self._nessie else ("refs", "objs")
+            self._refs: MongoCollection[dict[str, Any]] = db[f"{prefix}{refs}"]
+            self._objs: MongoCollection[dict[str, Any]] = db[f"{prefix}{objs}"]
             self._meta: MongoCollection[dict[str, Any]] = db[f"{prefix}meta"]
-            check(self._ctx, self._refs, self._objs, self._meta)
+            if not self._nessie:  # Nessie's layout has no version document to check
+                check(self._ctx, self._refs, self._objs, self._meta)
         except BaseException:
             self._client.close()
             raise
@@ -94,6 +109,10 @@ class MongoAdapter(BackendAdapter):
         return self._settings.address
 
     @property
+    def layout(self) -> StorageLayout:
+        return self._settings.layout
+
+    @property
     def is_ferretdb(self) -> bool:
         return self._is_ferretdb
 
@@ -104,6 +123,9 @@ class MongoAdapter(BackendAdapter):
         return f"MongoDB {info.get('version')}"
 
     def setup_schema(self) -> str:
+        if self._nessie:
+            create_nessie(self._ctx, self._refs, self._objs)
+            return f"mongodb at {self.address}: Nessie's collections {self._refs.name}, {self._objs.name}"
         create(self._ctx, self._refs, self._objs, self._meta)
         names = ", ".join(c.name for c in (self._refs, self._objs, self._meta))
         return f"mongodb at {self.address}: collections {names} (schema version {SCHEMA_VERSION})"
@@ -111,17 +133,27 @@ class MongoAdapter(BackendAdapter):
     def close(self) -> None:
         self._client.close()
 
+    def _ids_filter(self, ids: Sequence[Any]) -> dict[str, Any]:
+        """Documents with these ids. FerretDB indexes no sub-document ``_id`` and compares each
+        stored one against every listed id, field by field: for Nessie's ids it gets the repository
+        and the names or object ids as dotted fields instead (a 500-id read measured 1.5 s instead
+        of 8.3 s on 5000 documents). mongod answers the whole ``_id`` list from its ``_id`` index."""
+        if not (self._nessie and self._is_ferretdb and len(ids) > 1):
+            return id_filter(ids)
+        repo = ids[0]["r"]
+        field = "n" if "n" in ids[0] else "i"
+        return {"_id.r": repo, f"_id.{field}": {"$in": [i[field] for i in ids]}}
+
     # --- references ------------------------------------------------------------------------------
 
     def fetch_refs(self, repo: str, names: Sequence[str]) -> list[RefRow | None]:
-        prefix_len = len(key(repo, ""))
         found: dict[str, RefRow] = {}
         with mapped_errors(self._ctx, "read references", write=False):
             for start in range(0, len(names), FETCH_CHUNK):
-                keys = [key(repo, n) for n in names[start : start + FETCH_CHUNK]]
-                for doc in self._refs.find(id_filter(keys)):
-                    name = doc["_id"][prefix_len:]
-                    found[name] = ref_row(name, doc)
+                keys = [self._docs.ref_id(repo, n) for n in names[start : start + FETCH_CHUNK]]
+                for doc in self._refs.find(self._ids_filter(keys)):
+                    row = self._docs.ref_row(repo, doc)
+                    found[row.name] = row
         return [found.get(n) for n in names]
 
     def insert_ref(self, repo: str, row: RefRow) -> bool:
@@ -129,7 +161,7 @@ class MongoAdapter(BackendAdapter):
 
         with self._write_lock, mapped_errors(self._ctx, "create a reference", write=True):
             try:
-                self._refs.insert_one(ref_doc(repo, row))
+                self._refs.insert_one(self._docs.ref_doc(repo, row))
             except DuplicateKeyError:
                 return False
         return True
@@ -137,24 +169,25 @@ class MongoAdapter(BackendAdapter):
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
         # matched (not modified) decides: rewriting identical values is still a successful swap.
         with self._write_lock, mapped_errors(self._ctx, "update a reference", write=True):
-            result = self._refs.replace_one(ref_condition(repo, expected), ref_doc(repo, new))
+            result = self._refs.replace_one(
+                self._docs.ref_condition(repo, expected), self._docs.ref_doc(repo, new)
+            )
         return result.matched_count == 1
 
     def delete_ref(self, repo: str, expected: RefRow) -> bool:
         with self._write_lock, mapped_errors(self._ctx, "delete a reference", write=True):
-            result = self._refs.delete_one(ref_condition(repo, expected))
+            result = self._refs.delete_one(self._docs.ref_condition(repo, expected))
         return result.deleted_count == 1
 
     # --- objects ---------------------------------------------------------------------------------
 
     def fetch_objs(self, repo: str, ids: Sequence[bytes]) -> list[ObjRow | None]:
-        prefix_len = len(key(repo, ""))
         found: dict[bytes, ObjRow] = {}
         with mapped_errors(self._ctx, "read objects", write=False):
             for start in range(0, len(ids), FETCH_CHUNK):
-                keys = [key(repo, i.hex()) for i in ids[start : start + FETCH_CHUNK]]
-                for doc in self._objs.find(id_filter(keys)):
-                    row = obj_row(doc, prefix_len)
+                keys = [self._docs.obj_id(repo, i) for i in ids[start : start + FETCH_CHUNK]]
+                for doc in self._objs.find(self._ids_filter(keys)):
+                    row = self._docs.obj_row(repo, doc)
                     found[row.obj_id] = row
         return [found.get(i) for i in ids]
 
@@ -172,7 +205,7 @@ class MongoAdapter(BackendAdapter):
         from pymongo.errors import BulkWriteError
 
         try:
-            self._objs.insert_many([obj_doc(repo, r) for r in rows], ordered=False)
+            self._objs.insert_many([self._docs.obj_doc(repo, r) for r in rows], ordered=False)
         except BulkWriteError as e:
             return duplicates(e, self._ctx, "store objects")
         return set()
@@ -182,16 +215,16 @@ class MongoAdapter(BackendAdapter):
         distinct value; a Persist call uses one timestamp for all rows)."""
         from bson import Int64
 
-        by_value: dict[int, list[str]] = defaultdict(list)
+        by_value: dict[int, list[Any]] = defaultdict(list)
         for row in rows:
-            by_value[row.referenced].append(key(repo, row.obj_id.hex()))
+            by_value[row.referenced].append(self._docs.obj_id(repo, row.obj_id))
         for referenced, keys in by_value.items():
             for start in range(0, len(keys), FETCH_CHUNK):
                 chunk = keys[start : start + FETCH_CHUNK]
-                self._objs.update_many(id_filter(chunk), {"$set": {"z": Int64(referenced)}})
+                self._objs.update_many(self._ids_filter(chunk), {"$set": {"z": Int64(referenced)}})
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
-        docs = [obj_doc(repo, r) for r in rows]
+        docs = [self._docs.obj_doc(repo, r) for r in rows]
         with self._write_lock, mapped_errors(self._ctx, "upsert objects", write=True):
             for start in range(0, len(docs), self._update_batch):
                 self._replace_upsert(docs[start : start + self._update_batch])
@@ -218,48 +251,47 @@ class MongoAdapter(BackendAdapter):
     def delete_objs(self, repo: str, ids: Sequence[bytes]) -> None:
         with self._write_lock, mapped_errors(self._ctx, "delete objects", write=True):
             for start in range(0, len(ids), FETCH_CHUNK):
-                keys = [key(repo, i.hex()) for i in ids[start : start + FETCH_CHUNK]]
-                self._objs.delete_many(id_filter(keys))
+                keys = [self._docs.obj_id(repo, i) for i in ids[start : start + FETCH_CHUNK]]
+                self._objs.delete_many(self._ids_filter(keys))
 
     def delete_obj_if_referenced(self, repo: str, obj_id: bytes, referenced: int) -> bool:
         from bson import Int64
 
-        condition = {"_id": key(repo, obj_id.hex()), "z": Int64(referenced)}
+        condition = {"_id": self._docs.obj_id(repo, obj_id), "z": Int64(referenced)}
         with self._write_lock, mapped_errors(self._ctx, "delete an object", write=True):
             return self._objs.delete_one(condition).deleted_count == 1
 
     def update_obj_if_version(self, repo: str, expected_type: str, expected_token: str, row: ObjRow) -> bool:
-        condition = {"_id": key(repo, row.obj_id.hex()), "y": expected_type, "V": expected_token}
+        condition = {"_id": self._docs.obj_id(repo, row.obj_id), "y": expected_type, "V": expected_token}
         with self._write_lock, mapped_errors(self._ctx, "update an object", write=True):
-            return self._objs.replace_one(condition, obj_doc(repo, row)).matched_count == 1
+            return self._objs.replace_one(condition, self._docs.obj_doc(repo, row)).matched_count == 1
 
     def delete_obj_if_version(
         self, repo: str, obj_id: bytes, expected_type: str, expected_token: str
     ) -> bool:
-        condition = {"_id": key(repo, obj_id.hex()), "y": expected_type, "V": expected_token}
+        condition = {"_id": self._docs.obj_id(repo, obj_id), "y": expected_type, "V": expected_token}
         with self._write_lock, mapped_errors(self._ctx, "delete an object", write=True):
             return self._objs.delete_one(condition).deleted_count == 1
 
     def scan_objs(self, repo: str, types: frozenset[str] | None) -> Iterator[ObjRow]:
-        query: dict[str, Any] = {"r": repo}
+        query: dict[str, Any] = {self._docs.repo_field: repo}
         if types is not None:
             query["y"] = {"$in": sorted(types)}
-        prefix_len = len(key(repo, ""))
         with mapped_errors(self._ctx, "scan objects", write=False):
             cursor = self._objs.find(query, batch_size=SCAN_BATCH)
             try:
                 for doc in cursor:
-                    yield obj_row(doc, prefix_len)
+                    yield self._docs.obj_row(repo, doc)
             finally:
                 cursor.close()  # also when the caller abandons the scan (GeneratorExit)
 
     def list_repositories(self) -> Iterator[str]:
         with mapped_errors(self._ctx, "list repositories", write=False):
-            repos = [str(r) for r in self._refs.distinct("r")]
+            repos = [str(r) for r in self._refs.distinct(self._docs.repo_field)]
         yield from repos
 
     def erase_repositories(self, repos: Collection[str]) -> None:
-        wanted = {"r": {"$in": sorted(repos)}}
+        wanted = {self._docs.repo_field: {"$in": sorted(repos)}}
         with self._write_lock, mapped_errors(self._ctx, "erase repositories", write=True):
             self._refs.delete_many(wanted)
             self._objs.delete_many(wanted)

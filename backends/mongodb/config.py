@@ -12,15 +12,19 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from persist_spi.errors import BackendConfigError
+from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout, parse_layout
 from persist_spi.url_safety import AMBIGUOUS_PROBLEM, ambiguous_credentials, unshown
 
 BACKEND: Final = "mongodb"
 DEFAULT_URL: Final = "mongodb://localhost:27017/"
 DEFAULT_DATABASE: Final = "lochkit"
 DEFAULT_PREFIX: Final = "lochkit_"
+#: Nessie's default database (``quarkus.mongodb.database``), used in the nessie layout unless the
+#: URL or the options name one, so that lochkit finds a default Nessie server's data.
+NESSIE_DEFAULT_DATABASE: Final = "nessie"
 #: lochkit's own options; accepted in the options mapping or in the URL query (removed from the URL
 #: before pymongo sees it, since pymongo rejects options it does not know).
-LOCHKIT_OPTIONS: Final = ("database", "collection_prefix")
+LOCHKIT_OPTIONS: Final = ("database", "collection_prefix", "layout")
 #: Client settings lochkit chooses unless the URL sets them. A short server selection timeout makes
 #: a down server an error within seconds instead of pymongo's 30 s. Majority write concern means an
 #: acknowledged reference change survives a failover; majority read concern means a reader never
@@ -54,6 +58,8 @@ class MongoSettings:
     has_credentials: bool
     #: Keyword arguments for MongoClient: lochkit's defaults the URL did not override.
     client_options: dict[str, Any] = field(default_factory=dict)
+    #: Which documents and collections: lochkit's own, or Nessie's ``refs2``/``objs2``.
+    layout: StorageLayout = LOCHKIT_LAYOUT
 
 
 def redact_url(url: str) -> str:
@@ -82,8 +88,18 @@ def parse_settings(url: str | None, options: Mapping[str, Any] | None = None) ->
         )
     merged = {**from_query, **{k: str(v) for k, v in given.items()}}
     parsed = _parse_uri(pymongo_uri, raw)
-    database = merged.get("database") or parsed.get("database") or DEFAULT_DATABASE
-    prefix = merged.get("collection_prefix", DEFAULT_PREFIX)
+    layout = parse_layout(BACKEND, redact_url(raw), merged.get("layout"))
+    nessie = layout is NESSIE_LAYOUT
+    if nessie and "collection_prefix" in merged:
+        raise _config_error(
+            raw,
+            "collection_prefix cannot be combined with layout=nessie: Nessie's collections are "
+            "always named refs2 and objs2",
+            "remove collection_prefix; keep Nessie repositories apart with another database",
+        )
+    default_database = NESSIE_DEFAULT_DATABASE if nessie else DEFAULT_DATABASE
+    database = merged.get("database") or parsed.get("database") or default_database
+    prefix = "" if nessie else merged.get("collection_prefix", DEFAULT_PREFIX)
     _check_names(raw, database, prefix)
     hosts = ",".join(f"{h}:{p}" for h, p in parsed["nodelist"]) or str(parsed.get("fqdn"))
     scheme = raw.split("://", 1)[0]
@@ -95,6 +111,7 @@ def parse_settings(url: str | None, options: Mapping[str, Any] | None = None) ->
         collection_prefix=prefix,
         has_credentials=parsed.get("username") is not None,
         client_options={k: v for k, v in CLIENT_DEFAULTS.items() if k.lower() not in present},
+        layout=layout,
     )
 
 

@@ -1,5 +1,6 @@
 """The collections and indexes of the MongoDB backend, created on first use, and the schema-version
-document that makes a lochkit refuse collections of another layout."""
+document that makes a lochkit refuse collections of another layout (lochkit's layout only: Nessie's
+has no such document)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,21 @@ def create(ctx: ErrorContext, refs: Coll, objs: Coll, meta: Coll) -> None:
         refs.create_index([("r", ASCENDING)], name="repo")
         objs.create_index([("r", ASCENDING), ("y", ASCENDING)], name="repo_type")
         _record_schema_version(ctx, refs, objs, meta)
+
+
+def create_nessie(ctx: ErrorContext, refs: Coll, objs: Coll) -> None:
+    """Nessie's collections, and two indexes Nessie does not create: Nessie ignores them (it never
+    names an index), and they spare scans, repository listing and erasure (all by ``_id.r``) a
+    collection scan on MongoDB."""
+    from pymongo import ASCENDING
+
+    with mapped_errors(ctx, "create collections and indexes", write=True):
+        existing = set(refs.database.list_collection_names())
+        for coll in (refs, objs):
+            if coll.name not in existing:
+                _create_collection(refs.database, coll.name)
+        refs.create_index([("_id.r", ASCENDING)], name="repo")
+        objs.create_index([("_id.r", ASCENDING), ("y", ASCENDING)], name="repo_type")
 
 
 def _create_collection(database: Database[dict[str, Any]], name: str) -> None:

@@ -28,14 +28,7 @@ from backends.postgres.config import PgSettings
 from backends.postgres.connections import ConnectionShelf
 from backends.postgres.errors import ErrorContext, Kind, backoff_delays, classify
 from backends.postgres.schema import Verdict, create, inspect, judge, mismatch_fix
-from backends.postgres.statements import (
-    SCHEMA_VERSION,
-    Dialect,
-    Statements,
-    ref_condition,
-    short_version,
-    unnest_params,
-)
+from backends.postgres.statements import SCHEMA_VERSION, Dialect, Statements, short_version, unnest_params
 from backends.postgres.watchdog import Deadline, StatementWatchdog
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import (
@@ -44,6 +37,7 @@ from persist_spi.errors import (
     LochkitError,
     UnknownOperationResult,
 )
+from persist_spi.layouts import StorageLayout
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -73,7 +67,7 @@ class PostgresAdapter(BackendAdapter):
         self.name = dialect.backend
         self._settings = settings
         self._version = short_version(version_text)
-        self._sql = Statements(settings.table_prefix, dialect)
+        self._sql = Statements(settings.table_prefix, dialect, settings.layout)
         self._errors = ErrorContext(dialect.backend, settings.address, self._sql.table_names, settings.scrub)
         self._pool = ConnectionPool(
             settings.conninfo,
@@ -102,6 +96,15 @@ class PostgresAdapter(BackendAdapter):
     @property
     def address(self) -> str:
         return self._settings.address
+
+    @property
+    def layout(self) -> StorageLayout:
+        return self._settings.layout
+
+    @property
+    def statements(self) -> Statements:
+        """The tables and statements this adapter uses (its dialect and layout decide them)."""
+        return self._sql
 
     def server_version(self) -> str | None:
         return self._version
@@ -183,10 +186,7 @@ class PostgresAdapter(BackendAdapter):
             verdict = self._judge_tables()
             if not verdict.missing:
                 what = "created" if created else "found"
-                return (
-                    f"{self.name} at {self.address}: tables {', '.join(self._sql.table_names)} "
-                    f"{what} (schema version {SCHEMA_VERSION})"
-                )
+                return f"{self._tables()} {what} ({self._schema_kind()})"
             created = self._create_tables(verdict.missing)
         raise BackendSchemaMismatch(
             self.name,
@@ -199,23 +199,33 @@ class PostgresAdapter(BackendAdapter):
     def verify_schema(self) -> str:
         verdict = self._judge_tables()
         if verdict.missing:
+            if self._sql.nessie:
+                problem = f"no Nessie JDBC2 tables here ({', '.join(verdict.missing)} missing)"
+                check = "Check the URL (database, and the schema in libpq's options=-csearch_path%3D...)"
+            else:
+                problem = f"no lochkit tables here ({', '.join(verdict.missing)} missing)"
+                check = "Check the URL and its table_prefix option"
             raise BackendStoreMissing(
                 self.name,
                 self.address,
-                f"no lochkit tables here ({', '.join(verdict.missing)} missing)",
-                "Check the URL and its table_prefix option; lochkit's load commands and lochkit serve "
-                "create the tables, this command creates nothing",
+                problem,
+                f"{check}; lochkit's load commands and lochkit serve create the tables, this command "
+                "creates nothing",
             )
-        return f"{self.name} at {self.address}: tables {', '.join(self._sql.table_names)} found"
+        return f"{self._tables()} found"
+
+    def _tables(self) -> str:
+        return f"{self.name} at {self.address}: tables {', '.join(self._sql.table_names)}"
+
+    def _schema_kind(self) -> str:
+        return "Nessie's JDBC2 layout" if self._sql.nessie else f"schema version {SCHEMA_VERSION}"
 
     def _judge_tables(self) -> Verdict:
         """The tables as they are, judged; raises when they exist in a form this lochkit cannot use."""
         found = self._run("checking the tables", lambda conn: inspect(conn, self._sql), write=False)
         verdict = judge(self._sql, found)
         if verdict.problem is not None:
-            raise BackendSchemaMismatch(
-                self.name, self.address, verdict.problem, mismatch_fix(self._sql.table_names)
-            )
+            raise BackendSchemaMismatch(self.name, self.address, verdict.problem, mismatch_fix(self._sql))
         return verdict
 
     def _create_tables(self, missing: tuple[str, ...]) -> bool:
@@ -228,24 +238,20 @@ class PostgresAdapter(BackendAdapter):
             found: dict[str, RefRow] = {}
             for chunk in _chunks(names, _ID_CHUNK):
                 for row in conn.execute(self._sql.fetch_refs, [repo, list(chunk)], binary=True):
-                    found[row[0]] = RefRow(*row)
+                    found[row[0]] = self._sql.ref_from_db(row)
             return found
 
         found = self._run("fetching references", work, write=False)
         return [found.get(name) for name in names]
 
     def insert_ref(self, repo: str, row: RefRow) -> bool:
-        # The insert's columns follow RefRow's field order.
-        return self._rowcount("creating a reference", self._sql.insert_ref, [repo, *row]) == 1
+        return self._rowcount("creating a reference", *self._sql.insert_ref(repo, row)) == 1
 
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
-        values = [new.pointer, new.deleted, new.created_at_micros, new.extended_info, new.previous_pointers]
-        params = [*values, *ref_condition(repo, expected)]
-        return self._rowcount("updating a reference", self._sql.update_ref, params) == 1
+        return self._rowcount("updating a reference", *self._sql.update_ref(repo, expected, new)) == 1
 
     def delete_ref(self, repo: str, expected: RefRow) -> bool:
-        params = ref_condition(repo, expected)
-        return self._rowcount("deleting a reference", self._sql.delete_ref, params) == 1
+        return self._rowcount("deleting a reference", *self._sql.delete_ref(repo, expected)) == 1
 
     # --- objects ---------------------------------------------------------------------------------
 
@@ -254,7 +260,7 @@ class PostgresAdapter(BackendAdapter):
             found: dict[bytes, ObjRow] = {}
             for chunk in _chunks(ids, _ID_CHUNK):
                 for row in conn.execute(self._sql.fetch_objs, [list(chunk), repo], binary=True):
-                    found[row[0]] = ObjRow(*row)
+                    found[row[0]] = self._sql.obj_from_db(row)
             return found
 
         found = self._run("fetching objects", work, write=False)
@@ -345,7 +351,7 @@ class PostgresAdapter(BackendAdapter):
                 cursor.itersize = _SCAN_BATCH
                 cursor.execute(query, params)
                 for row in cursor:
-                    yield ObjRow(*row)
+                    yield self._sql.obj_from_db(row)
         except Error as e:
             kind = classify(e)
             if kind is Kind.OTHER:

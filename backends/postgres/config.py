@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl, quote, unquote
 
 from persist_spi import hints
 from persist_spi.errors import BackendConfigError
+from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout, parse_layout
 from persist_spi.url_safety import AMBIGUOUS_FIX, AMBIGUOUS_PROBLEM, ambiguous_credentials, unshown
 
 #: lochkit's own options, with the help text shown when an unknown option is given.
@@ -32,6 +33,8 @@ OPTIONS: Final[dict[str, str]] = {
     "closed (default 30; bounds a stalled or half-open connection)",
     "dialect": "auto (ask the server, default), postgresql or cockroachdb",
     "max_retries": "retries of a transaction the server aborted for a conflict (default 8)",
+    "layout": "lochkit (default: lochkit's own tables <prefix>refs, <prefix>objs, <prefix>schema) or nessie "
+    "(a Nessie server's JDBC2 tables refs2 and objs2 and its object bytes, so both can share the database)",
 }
 SCHEMES: Final = ("postgresql", "postgres", "cockroachdb")
 DIALECTS: Final = ("auto", "postgresql", "cockroachdb")
@@ -57,6 +60,8 @@ class PgSettings:
     request_timeout: float = 30.0
     dialect: str = "auto"
     max_retries: int = 8
+    #: Whose tables and bytes: lochkit's own, or a Nessie server's (see :mod:`persist_spi.layouts`).
+    layout: StorageLayout = LOCHKIT_LAYOUT
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
     def scrub(self, text: str) -> str:
@@ -225,6 +230,16 @@ def _with_options(
     chosen = ours.get("dialect", dialect).lower()
     if chosen not in DIALECTS:
         raise bad("dialect", f"use one of {', '.join(DIALECTS)}")
+    layout = parse_layout(backend, address, ours.get("layout"))
+    if layout is NESSIE_LAYOUT and "table_prefix" in ours:
+        raise BackendConfigError(
+            backend,
+            address,
+            "option table_prefix cannot be combined with layout=nessie: Nessie's tables are always "
+            "named refs2 and objs2",
+            "Drop table_prefix; to keep several Nessie repositories' tables apart use another database, or "
+            "another schema through libpq's options parameter (options=-csearch_path%3DSCHEMA)",
+        )
     pool_max = number("pool_max", 10, 1, 1000)
     return PgSettings(
         backend=backend,
@@ -237,5 +252,6 @@ def _with_options(
         request_timeout=number("request_timeout", 30.0, 0.1, 86400, float),
         dialect=chosen,
         max_retries=number("max_retries", 8, 0, 100),
+        layout=layout,
         secrets=secrets,
     )

@@ -1,8 +1,15 @@
-"""The SQL of the PostgreSQL / CockroachDB backend, per dialect and table prefix.
+"""The SQL of the PostgreSQL / CockroachDB backend, per dialect, layout and table prefix, and the
+row values it sends and reads.
 
-Three tables: ``<prefix>refs`` and ``<prefix>objs`` keyed by (repository, name or id), and
-``<prefix>schema`` with one row recording the schema version, so a lochkit that finds tables of
-another version says so instead of failing on the first odd column.
+lochkit's own layout has three tables: ``<prefix>refs`` and ``<prefix>objs`` keyed by (repository,
+name or id), and ``<prefix>schema`` with one row recording the schema version, so a lochkit that
+finds tables of another version says so instead of failing on the first odd column.
+
+Nessie's layout (``layout=nessie``) has the two tables of Nessie's JDBC2 backend, ``refs2`` and
+``objs2``, created with Nessie's DDL, every non-key column nullable, and no version record (Nessie
+keeps none). Its rows follow Nessie's NULL conventions: ``created_at`` is NULL when 0, ``prev_ptr``
+when the history is empty, ``ext_info`` when there is none, and a reference compare-and-swap says
+``created_at IS NULL`` / ``ext_info IS NULL`` when it expects those, as Nessie's statements do.
 
 Lists travel as one array parameter (``= ANY(%s)``, ``unnest(...)``), so every statement has a
 fixed text (prepared on its first use on a connection) and a handful of bind parameters, far from
@@ -22,10 +29,16 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from persist_spi.adapter import ObjRow, RefRow
+from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout
 
 #: Bump when the tables change shape; a lochkit finding another number refuses to use the tables.
 SCHEMA_VERSION: Final = 1
 SCHEMA_COMPONENT: Final = "lochkit"
+#: Nessie's JDBC2 table names: fixed, in the connection's current schema.
+NESSIE_REFS: Final = "refs2"
+NESSIE_OBJS: Final = "objs2"
+#: A statement's text and its parameters.
+Statement = tuple[str, list[Any]]
 
 
 @dataclass(frozen=True)
@@ -41,10 +54,21 @@ class Dialect:
     name_type: str
     #: Whether ``UPSERT INTO`` exists (CockroachDB; faster there than ON CONFLICT DO UPDATE).
     has_upsert: bool
+    #: Text type of Nessie's DDL for this database (its JDBC2 ``DatabaseSpecifics``): PostgreSQL's
+    #: ``ucs_basic`` orders by code point; CockroachDB's strings compare bytes already.
+    nessie_name_type: str
 
 
-POSTGRESQL: Final = Dialect("postgresql", "postgres", 'TEXT COLLATE "C"', has_upsert=False)
-COCKROACHDB: Final = Dialect("cockroachdb", "cockroachdb", "STRING", has_upsert=True)
+POSTGRESQL: Final = Dialect(
+    "postgresql",
+    "postgres",
+    'TEXT COLLATE "C"',
+    has_upsert=False,
+    nessie_name_type="VARCHAR COLLATE ucs_basic",
+)
+COCKROACHDB: Final = Dialect(
+    "cockroachdb", "cockroachdb", "STRING", has_upsert=True, nessie_name_type="VARCHAR"
+)
 DIALECTS: Final = {d.name: d for d in (POSTGRESQL, COCKROACHDB)}
 
 
@@ -89,27 +113,27 @@ def expected_columns(prefix: str) -> dict[str, dict[str, str]]:
 class Statements:
     """Every statement the adapter runs, for one table prefix and dialect."""
 
-    def __init__(self, prefix: str, dialect: Dialect) -> None:
+    def __init__(self, prefix: str, dialect: Dialect, layout: StorageLayout = LOCHKIT_LAYOUT) -> None:
         self.dialect = dialect
         self.prefix = prefix
-        self.refs = refs = f"{prefix}refs"
-        self.objs = objs = f"{prefix}objs"
-        self.schema = schema = f"{prefix}schema"
-        self.table_names = (refs, objs, schema)
-        name = dialect.name_type
-        # Fixed-width columns first: PostgreSQL pads less that way.
-        self.create = {
-            refs: f"""CREATE TABLE IF NOT EXISTS {refs} (
-                created_at BIGINT NOT NULL, deleted BOOLEAN NOT NULL, repo {name} NOT NULL,
-                ref_name {name} NOT NULL, pointer BYTEA NOT NULL, ext_info BYTEA, prev_ptr BYTEA NOT NULL,
-                PRIMARY KEY (repo, ref_name))""",
-            objs: f"""CREATE TABLE IF NOT EXISTS {objs} (
-                obj_ref BIGINT NOT NULL, repo {name} NOT NULL, obj_id BYTEA NOT NULL,
-                obj_type {name} NOT NULL, obj_vers {name}, obj_value BYTEA NOT NULL,
-                PRIMARY KEY (repo, obj_id))""",
-            schema: f"""CREATE TABLE IF NOT EXISTS {schema} (
-                component {name} PRIMARY KEY, version BIGINT NOT NULL, written_by {name} NOT NULL)""",
-        }
+        #: Nessie's JDBC2 tables and NULL conventions rather than lochkit's own.
+        self.nessie = layout is NESSIE_LAYOUT
+        refs, objs = (NESSIE_REFS, NESSIE_OBJS) if self.nessie else (f"{prefix}refs", f"{prefix}objs")
+        self.refs, self.objs = refs, objs
+        #: The version table; None in Nessie's layout, which records no version.
+        self.schema: str | None = None
+        self.table_names: tuple[str, ...] = (refs, objs)
+        if self.nessie:
+            self.create = _nessie_tables(dialect.nessie_name_type)
+        else:
+            self.schema = schema = f"{prefix}schema"
+            self.table_names = (refs, objs, schema)
+            self.create = _lochkit_tables(refs, objs, schema, dialect.name_type)
+            self.read_version = f"SELECT version, written_by FROM {schema} WHERE component = %s"
+            self.write_version = (
+                f"INSERT INTO {schema} (component, version, written_by) VALUES (%s, %s, %s) "
+                "ON CONFLICT DO NOTHING"
+            )
         # pg_catalog rather than information_schema: the latter hides tables the user has no
         # privilege on, which would turn "permission denied" into a confusing "already exists".
         self.inspect = """SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod)
@@ -118,30 +142,26 @@ class Statements:
             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
             WHERE n.nspname = current_schema() AND c.relname = ANY(%s)
               AND a.attnum > 0 AND NOT a.attisdropped"""
-        self.read_version = f"SELECT version, written_by FROM {schema} WHERE component = %s"
-        self.write_version = (
-            f"INSERT INTO {schema} (component, version, written_by) VALUES (%s, %s, %s) "
-            "ON CONFLICT DO NOTHING"
-        )
+        # Nessie's schema check compares the primary keys (lochkit's own compares whole tables).
+        self.inspect_primary_keys = """SELECT c.relname, a.attname
+            FROM pg_catalog.pg_constraint k
+            JOIN pg_catalog.pg_class c ON c.oid = k.conrelid
+            JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+            JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = ANY(k.conkey)
+            WHERE n.nspname = current_schema() AND c.relname = ANY(%s) AND k.contype = 'p'"""
 
         ref_cols = "ref_name, pointer, deleted, created_at, ext_info, prev_ptr"
         self.fetch_refs = f"SELECT {ref_cols} FROM {refs} WHERE repo = %s AND ref_name = ANY(%s)"
-        self.insert_ref = (
+        self.insert_ref_text = (
             f"INSERT INTO {refs} (repo, {ref_cols}) VALUES (%s, %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT DO NOTHING"
         )
         # The full expected state in the WHERE clause makes each change one atomic compare-and-swap
         # (PostgreSQL re-checks the predicate after waiting for a concurrent writer's row lock).
-        # ext_info is nullable, hence IS NOT DISTINCT FROM.
-        ref_condition = (
-            "repo = %s AND ref_name = %s AND pointer = %s AND deleted = %s AND created_at = %s "
-            "AND ext_info IS NOT DISTINCT FROM %s"
+        self._update_ref = (
+            f"UPDATE {refs} SET pointer = %s, deleted = %s, created_at = %s, ext_info = %s, prev_ptr = %s"
         )
-        self.update_ref = (
-            f"UPDATE {refs} SET pointer = %s, deleted = %s, created_at = %s, ext_info = %s, prev_ptr = %s "
-            f"WHERE {ref_condition}"
-        )
-        self.delete_ref = f"DELETE FROM {refs} WHERE {ref_condition}"
+        self._delete_ref = f"DELETE FROM {refs}"
 
         obj_cols = "obj_id, obj_type, obj_vers, obj_value, obj_ref"
         # One index lookup per id, whatever the statistics say: with ``obj_id = ANY(...)``, a
@@ -193,17 +213,96 @@ class Statements:
             f"DELETE FROM {objs} WHERE repo = ANY(%s)"
         )
 
+    # --- reference rows: values sent and read, per layout ----------------------------------------
 
-def ref_condition(repo: str, expected: RefRow) -> list[Any]:
-    """The parameters that identify a reference in its expected state, for a compare-and-swap."""
-    return [
-        repo,
-        expected.name,
-        expected.pointer,
-        expected.deleted,
-        expected.created_at_micros,
-        expected.extended_info,
-    ]
+    def insert_ref(self, repo: str, row: RefRow) -> Statement:
+        # The insert's columns follow RefRow's field order.
+        return self.insert_ref_text, [repo, *self._stored(row)]
+
+    def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> Statement:
+        """One UPDATE that replaces the row if it is still in the ``expected`` state."""
+        new_values = self._stored(new)[1:]  # the SET columns: RefRow's fields after the name
+        condition, params = self._ref_condition(repo, expected)
+        return f"{self._update_ref} WHERE {condition}", [*new_values, *params]
+
+    def delete_ref(self, repo: str, expected: RefRow) -> Statement:
+        """One DELETE of the row if it is still in the ``expected`` state."""
+        condition, params = self._ref_condition(repo, expected)
+        return f"{self._delete_ref} WHERE {condition}", params
+
+    def ref_from_db(self, row: Sequence[Any]) -> RefRow:
+        """A fetched ``fetch_refs`` row; NULLs (Nessie's "none") read as 0, None and ``b""``."""
+        name, pointer, deleted, created_at, ext_info, history = row
+        return RefRow(name, pointer, bool(deleted), created_at or 0, ext_info, history or b"")
+
+    def obj_from_db(self, row: Sequence[Any]) -> ObjRow:
+        """A fetched object row; a NULL ``obj_ref`` reads as 0, as Nessie reads it."""
+        obj_id, obj_type, token, data, referenced = row
+        return ObjRow(obj_id, obj_type, token, data, referenced or 0)
+
+    def _stored(self, row: RefRow) -> list[Any]:
+        """``row``'s column values in RefRow's order; Nessie's layout writes NULL for 0 and empty."""
+        if not self.nessie:
+            return list(row)
+        return [
+            row.name,
+            row.pointer,
+            row.deleted,
+            row.created_at_micros or None,
+            row.extended_info,
+            row.previous_pointers or None,
+        ]
+
+    def _ref_condition(self, repo: str, expected: RefRow) -> tuple[str, list[Any]]:
+        """The WHERE clause and parameters that identify a reference in its expected state. lochkit's
+        ``created_at`` is never NULL and its nullable ``ext_info`` compares with IS NOT DISTINCT FROM;
+        Nessie's layout asks ``IS NULL`` for an unset ``created_at`` or ``ext_info``, as Nessie does,
+        so each of its four shapes has a fixed text."""
+        head = "repo = %s AND ref_name = %s AND pointer = %s AND deleted = %s"
+        params: list[Any] = [repo, expected.name, expected.pointer, expected.deleted]
+        if not self.nessie:
+            condition = f"{head} AND created_at = %s AND ext_info IS NOT DISTINCT FROM %s"
+            return condition, [*params, expected.created_at_micros, expected.extended_info]
+        if expected.created_at_micros:
+            head += " AND created_at = %s"
+            params.append(expected.created_at_micros)
+        else:
+            head += " AND created_at IS NULL"
+        if expected.extended_info is not None:
+            head += " AND ext_info = %s"
+            params.append(expected.extended_info)
+        else:
+            head += " AND ext_info IS NULL"
+        return head, params
+
+
+def _lochkit_tables(refs: str, objs: str, schema: str, name: str) -> dict[str, str]:
+    # Fixed-width columns first: PostgreSQL pads less that way.
+    return {
+        refs: f"""CREATE TABLE IF NOT EXISTS {refs} (
+            created_at BIGINT NOT NULL, deleted BOOLEAN NOT NULL, repo {name} NOT NULL,
+            ref_name {name} NOT NULL, pointer BYTEA NOT NULL, ext_info BYTEA, prev_ptr BYTEA NOT NULL,
+            PRIMARY KEY (repo, ref_name))""",
+        objs: f"""CREATE TABLE IF NOT EXISTS {objs} (
+            obj_ref BIGINT NOT NULL, repo {name} NOT NULL, obj_id BYTEA NOT NULL,
+            obj_type {name} NOT NULL, obj_vers {name}, obj_value BYTEA NOT NULL,
+            PRIMARY KEY (repo, obj_id))""",
+        schema: f"""CREATE TABLE IF NOT EXISTS {schema} (
+            component {name} PRIMARY KEY, version BIGINT NOT NULL, written_by {name} NOT NULL)""",
+    }
+
+
+def _nessie_tables(name: str) -> dict[str, str]:
+    """The tables as Nessie's ``Jdbc2Backend`` creates them (column order and types as Nessie's,
+    every non-key column nullable); "IF NOT EXISTS" only spares a concurrent creator an error."""
+    return {
+        NESSIE_REFS: f"""CREATE TABLE IF NOT EXISTS {NESSIE_REFS} (
+            repo {name}, ref_name {name}, pointer BYTEA, ext_info BYTEA, prev_ptr BYTEA,
+            created_at BIGINT DEFAULT 0, deleted BOOLEAN, PRIMARY KEY (repo, ref_name))""",
+        NESSIE_OBJS: f"""CREATE TABLE IF NOT EXISTS {NESSIE_OBJS} (
+            repo {name}, obj_id BYTEA, obj_type {name}, obj_vers {name}, obj_value BYTEA,
+            obj_ref BIGINT, PRIMARY KEY (repo, obj_id))""",
+    }
 
 
 def unnest_params(repo: str, rows: Sequence[ObjRow]) -> list[Any]:

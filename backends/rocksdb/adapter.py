@@ -1,9 +1,10 @@
 """RocksDB backend (embedded, durable) through rocksdict.
 
-Layout: one RocksDB directory with column families ``refs`` and ``objs``. A row key is the
-repository id, length-prefixed, followed by the ref name (UTF-8) or the object id, so that each
-repository's rows are contiguous: scans seek to the prefix instead of reading the whole family, and
-erasing a repository is one range delete.
+Layout: one RocksDB directory with two column families, for references and objects (lochkit's
+``refs``/``objs``, or Nessie's ``nessie_refs``/``nessie_objects`` with ``layout=nessie``; keys and
+values in :mod:`backends.rocksdb.statements`). A row key starts with a prefix of its repository id,
+so that each repository's rows are contiguous: scans seek to the prefix instead of reading the whole
+family, and erasing a repository is one range delete.
 
 RocksDB has no compare-and-swap, so conditional writes take an in-process lock (striped by row key)
 around read-compare-write. RocksDB itself allows only one process per directory (it holds a LOCK
@@ -19,20 +20,17 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 from backends.rocksdb.capabilities import CAPABILITIES
-from backends.rocksdb.statements import (
-    pack_obj,
-    pack_ref,
-    prefix_end,
-    repo_of_key,
-    repo_prefix,
-    unpack_obj,
-    unpack_ref,
-)
+from backends.rocksdb.schema import refuse_foreign_families
+from backends.rocksdb.statements import prefix_end, row_format
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import BackendUnavailable
+from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout
 
 _LOCK_STRIPES = 64
 _FETCH_CHUNK = 1000
+#: What Nessie's column families get: RocksJava's ``optimizeUniversalStyleCompaction()`` without
+#: an argument means a memtable budget of 512 MiB.
+_UNIVERSAL_MEMTABLE_BUDGET = 512 * 1024 * 1024
 
 
 class RocksDBAdapter(BackendAdapter):
@@ -46,28 +44,41 @@ class RocksDBAdapter(BackendAdapter):
         remove_on_close: bool = False,
         existing: bool = False,
         read_only: bool = False,
+        layout: StorageLayout = LOCHKIT_LAYOUT,
     ) -> None:
         """``existing``: open a store that is there, creating nothing (see
         :func:`backends.rocksdb.schema.store_problem`); ``read_only``: also without RocksDB's lock,
-        so a store another process writes to can be read, and with writes refused."""
+        so a store another process writes to can be read, and with writes refused; ``layout``:
+        lochkit's own keys and values, or Nessie's (:mod:`backends.rocksdb.statements`)."""
         from rocksdict import AccessType, BlockBasedOptions, Options, Rdict, WriteBatch, WriteOptions
 
         self._path = path
         self._remove_on_close = remove_on_close
-        options = Options(raw_mode=True)
+        self._layout = layout
+        self._rows = rows = row_format(layout)
+        refuse_foreign_families(path, rows)
+        nessie = layout is NESSIE_LAYOUT
+
+        def family_options() -> Options:
+            family = Options(raw_mode=True)
+            if nessie:  # as Nessie opens every column family, ``default`` included
+                family.optimize_universal_style_compaction(_UNIVERSAL_MEMTABLE_BUDGET)
+            return family
+
+        options = family_options()
         options.create_if_missing(not existing)
         options.create_missing_column_families(not existing)
         # Every commit stores its objects insert-if-absent, so it first looks up ids that are
         # almost never there. Bloom filters (in the tables and the memtable) answer "absent"
         # without reading blocks: a multi-get of a commit's two new ids took 53 us without them
         # and 18 us with them, over 60,000 objects.
-        objs_options = Options(raw_mode=True)
+        objs_options = family_options()
         tables = BlockBasedOptions()
         tables.set_bloom_filter(10, False)
         objs_options.set_block_based_table_factory(tables)
         objs_options.set_memtable_prefix_bloom_ratio(0.1)
         objs_options.set_memtable_whole_key_filtering(True)
-        families = {"refs": Options(raw_mode=True), "objs": objs_options}
+        families = {rows.refs_family: family_options(), rows.objs_family: objs_options}
         if not existing:
             path.mkdir(parents=True, exist_ok=True)
         access = AccessType.read_only() if read_only else AccessType.read_write()
@@ -91,9 +102,9 @@ class RocksDBAdapter(BackendAdapter):
         write_options = WriteOptions()
         write_options.sync = sync_writes
         self._db.set_write_options(write_options)
-        self._refs = self._db.get_column_family("refs")
-        self._objs = self._db.get_column_family("objs")
-        self._objs_handle = self._db.get_column_family_handle("objs")
+        self._refs = self._db.get_column_family(rows.refs_family)
+        self._objs = self._db.get_column_family(rows.objs_family)
+        self._objs_handle = self._db.get_column_family_handle(rows.objs_family)
         self._write_batch = WriteBatch
         self._locks = [threading.Lock() for _ in range(_LOCK_STRIPES)]
         self._closed = False
@@ -103,11 +114,19 @@ class RocksDBAdapter(BackendAdapter):
         return CAPABILITIES
 
     @property
+    def layout(self) -> StorageLayout:
+        return self._layout
+
+    def repository_id_problem(self, repo: str) -> str | None:
+        return self._rows.repository_id_problem(repo)
+
+    @property
     def address(self) -> str:
-        return f"rocksdb://{self._path}"
+        query = "" if self._layout is LOCHKIT_LAYOUT else f"?layout={self._layout.name}"
+        return f"rocksdb://{self._path}{query}"
 
     def setup_schema(self) -> str:
-        return f"rocksdb at {self._path}: column families refs, objs"
+        return f"rocksdb at {self._path}: column families {self._rows.refs_family}, {self._rows.objs_family}"
 
     def server_version(self) -> str | None:
         from importlib.metadata import version
@@ -136,32 +155,34 @@ class RocksDBAdapter(BackendAdapter):
     # --- references ------------------------------------------------------------------------------
 
     def fetch_refs(self, repo: str, names: Sequence[str]) -> list[RefRow | None]:
-        prefix = repo_prefix(repo)
+        prefix = self._rows.repo_prefix(repo)
         raws: list[bytes | None] = self._refs.get([prefix + n.encode("utf-8") for n in names])  # type: ignore[assignment]
-        return [None if raw is None else unpack_ref(n, raw) for n, raw in zip(names, raws, strict=True)]
+        return [
+            None if raw is None else self._rows.unpack_ref(n, raw) for n, raw in zip(names, raws, strict=True)
+        ]
 
     def insert_ref(self, repo: str, row: RefRow) -> bool:
-        key = repo_prefix(repo) + row.name.encode("utf-8")
+        key = self._rows.repo_prefix(repo) + row.name.encode("utf-8")
         with self._lock(key):
             if self._refs.get(key) is not None:
                 return False
-            self._refs[key] = pack_ref(row)
+            self._refs[key] = self._rows.pack_ref(row)
             return True
 
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
-        key = repo_prefix(repo) + expected.name.encode("utf-8")
+        key = self._rows.repo_prefix(repo) + expected.name.encode("utf-8")
         with self._lock(key):
             raw = self._refs.get(key)
-            if raw is None or not unpack_ref(expected.name, raw).same_condition(expected):
+            if raw is None or not self._rows.unpack_ref(expected.name, raw).same_condition(expected):
                 return False
-            self._refs[key] = pack_ref(new)
+            self._refs[key] = self._rows.pack_ref(new)
             return True
 
     def delete_ref(self, repo: str, expected: RefRow) -> bool:
-        key = repo_prefix(repo) + expected.name.encode("utf-8")
+        key = self._rows.repo_prefix(repo) + expected.name.encode("utf-8")
         with self._lock(key):
             raw = self._refs.get(key)
-            if raw is None or not unpack_ref(expected.name, raw).same_condition(expected):
+            if raw is None or not self._rows.unpack_ref(expected.name, raw).same_condition(expected):
                 return False
             del self._refs[key]
             return True
@@ -169,20 +190,21 @@ class RocksDBAdapter(BackendAdapter):
     # --- objects ---------------------------------------------------------------------------------
 
     def fetch_objs(self, repo: str, ids: Sequence[bytes]) -> list[ObjRow | None]:
-        prefix = repo_prefix(repo)
+        prefix = self._rows.repo_prefix(repo)
         result: list[ObjRow | None] = []
         for start in range(0, len(ids), _FETCH_CHUNK):
             chunk = ids[start : start + _FETCH_CHUNK]
             raws: list[bytes | None] = self._objs.get([prefix + i for i in chunk])  # type: ignore[assignment]
             result.extend(
-                None if raw is None else unpack_obj(i, raw) for i, raw in zip(chunk, raws, strict=True)
+                None if raw is None else self._rows.unpack_obj(i, raw)
+                for i, raw in zip(chunk, raws, strict=True)
             )
         return result
 
     def insert_objs(self, repo: str, rows: Sequence[ObjRow]) -> list[bool]:
         """One multi-get and one write batch for all rows, under the lock stripes of all their
         keys (taken in stripe order, so concurrent callers cannot deadlock)."""
-        prefix = repo_prefix(repo)
+        prefix = self._rows.repo_prefix(repo)
         keys = [prefix + row.obj_id for row in rows]
         locks = [self._locks[i] for i in sorted({self._stripe(k) for k in keys})]
         for lock in locks:
@@ -193,11 +215,12 @@ class RocksDBAdapter(BackendAdapter):
             result = []
             for key, row, raw in zip(keys, rows, raws, strict=True):
                 if raw is None:
-                    batch.put(key, pack_obj(row), self._objs_handle)
+                    batch.put(key, self._rows.pack_obj(row), self._objs_handle)
                     result.append(True)
                 else:
-                    existing = unpack_obj(row.obj_id, raw)._replace(referenced=row.referenced)
-                    batch.put(key, pack_obj(existing), self._objs_handle)
+                    # The stored object stays; only its ``referenced`` takes the new value.
+                    restamped = self._rows.restamped_obj(row.obj_id, raw, row.referenced)
+                    batch.put(key, restamped, self._objs_handle)
                     result.append(False)
             self._db.write(batch)
             return result
@@ -206,80 +229,80 @@ class RocksDBAdapter(BackendAdapter):
                 lock.release()
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
-        prefix = repo_prefix(repo)
+        prefix = self._rows.repo_prefix(repo)
         for row in rows:
             key = prefix + row.obj_id
             with self._lock(key):
-                self._objs[key] = pack_obj(row)
+                self._objs[key] = self._rows.pack_obj(row)
 
     def delete_objs(self, repo: str, ids: Sequence[bytes]) -> None:
-        prefix = repo_prefix(repo)
+        prefix = self._rows.repo_prefix(repo)
         for i in ids:
             key = prefix + i
             with self._lock(key):
                 del self._objs[key]
 
     def delete_obj_if_referenced(self, repo: str, obj_id: bytes, referenced: int) -> bool:
-        key = repo_prefix(repo) + obj_id
+        key = self._rows.repo_prefix(repo) + obj_id
         with self._lock(key):
             raw = self._objs.get(key)
-            if raw is None or unpack_obj(obj_id, raw).referenced != referenced:
+            if raw is None or self._rows.obj_version(raw).referenced != referenced:
                 return False
             del self._objs[key]
             return True
 
     def update_obj_if_version(self, repo: str, expected_type: str, expected_token: str, row: ObjRow) -> bool:
-        key = repo_prefix(repo) + row.obj_id
+        key = self._rows.repo_prefix(repo) + row.obj_id
         with self._lock(key):
             raw = self._objs.get(key)
             if raw is None:
                 return False
-            current = unpack_obj(row.obj_id, raw)
+            current = self._rows.obj_version(raw)
             if (current.obj_type, current.version_token) != (expected_type, expected_token):
                 return False
-            self._objs[key] = pack_obj(row)
+            self._objs[key] = self._rows.pack_obj(row)
             return True
 
     def delete_obj_if_version(
         self, repo: str, obj_id: bytes, expected_type: str, expected_token: str
     ) -> bool:
-        key = repo_prefix(repo) + obj_id
+        key = self._rows.repo_prefix(repo) + obj_id
         with self._lock(key):
             raw = self._objs.get(key)
             if raw is None:
                 return False
-            current = unpack_obj(obj_id, raw)
+            current = self._rows.obj_version(raw)
             if (current.obj_type, current.version_token) != (expected_type, expected_token):
                 return False
             del self._objs[key]
             return True
 
     def scan_objs(self, repo: str, types: frozenset[str] | None) -> Iterator[ObjRow]:
-        prefix = repo_prefix(repo)
+        prefix = self._rows.repo_prefix(repo)
         start = len(prefix)
         key: bytes
         raw: bytes
         for key, raw in self._objs.items(from_key=prefix):  # type: ignore[assignment]
             if not key.startswith(prefix):
                 break
-            row = unpack_obj(key[start:], raw)
-            if types is None or row.obj_type in types:
+            row = self._rows.unpack_obj_of_types(key[start:], raw, types)
+            if row is not None:
                 yield row
 
     def erase_repositories(self, repos: Collection[str]) -> None:
         for repo in repos:
-            prefix = repo_prefix(repo)
+            prefix = self._rows.repo_prefix(repo)
             end = prefix_end(prefix)
             self._refs.delete_range(prefix, end)
             self._objs.delete_range(prefix, end)
 
     def list_repositories(self) -> Iterator[str]:
-        # Keys start with the length-prefixed repository id: read one key, then seek past every
-        # key of that repository, so the walk costs one seek per repository, not one per reference.
+        # Keys start with a prefix of the repository id: read one key, then seek past every key of
+        # that repository, so the walk costs one seek per repository, not one per reference.
         cursor = self._refs.iter()
         cursor.seek_to_first()
         while cursor.valid():
             key: bytes = cursor.key()
-            repo = repo_of_key(key)
+            repo = self._rows.repo_of_key(key)
             yield repo
-            cursor.seek(prefix_end(repo_prefix(repo)))
+            cursor.seek(prefix_end(self._rows.repo_prefix(repo)))

@@ -1,28 +1,36 @@
-"""How rows become RocksDB keys and values (RocksDB has no statements: it stores bytes by key).
+"""How rows become RocksDB keys and values (RocksDB has no statements: it stores bytes by key), in
+each layout the backend offers.
 
-A row key is the repository id, length-prefixed (two bytes, big-endian), followed by the ref name
-(UTF-8) or the object id, so each repository's rows are contiguous. Values are msgpack arrays of
-the row's other columns.
+lochkit's layout: column families ``refs`` and ``objs``; a row key is the repository id,
+length-prefixed (two bytes, big-endian), followed by the ref name (UTF-8) or the object id, so each
+repository's rows are contiguous; values are msgpack arrays of the row's other columns.
+
+Nessie's layout (``layout=nessie``): column families ``nessie_refs`` and ``nessie_objects``; a row
+key is ``UTF-8(repo + ":")`` followed by the ref name (UTF-8) or the raw object id; a reference's
+value is the whole ``ReferenceProto`` (history embedded), an object's is its ``ObjProto`` with
+``referenced`` and the version token inside. The prefix is not escaped, so ids holding ":" are
+refused (see :meth:`RowFormat.repository_id_problem`): with that, the keys of repository ``a`` are
+exactly the keys starting with ``a:``, and RocksDB's bytewise order keeps them contiguous.
 """
 
 from __future__ import annotations
 
 import struct
+from typing import Final, NamedTuple
 
 import msgpack
 
 from persist_spi.adapter import ObjRow, RefRow
-
-
-def repo_prefix(repo: str) -> bytes:
-    raw = repo.encode("utf-8")
-    return struct.pack(">H", len(raw)) + raw
-
-
-def repo_of_key(key: bytes) -> str:
-    """The repository id a row key starts with."""
-    (length,) = struct.unpack_from(">H", key)
-    return key[2 : 2 + length].decode("utf-8")
+from persist_spi.ids import ObjId
+from persist_spi.layouts import NESSIE_LAYOUT, StorageLayout
+from persist_spi.nessie_codec import column_obj_data, obj_frame, restamped_obj_value, stored_obj_value
+from persist_spi.nessie_references import (
+    decode_nessie_previous_pointers,
+    decode_reference_proto,
+    encode_nessie_previous_pointers,
+    encode_reference_proto,
+)
+from persist_spi.references import Reference
 
 
 def prefix_end(prefix: bytes) -> bytes:
@@ -31,26 +39,135 @@ def prefix_end(prefix: bytes) -> bytes:
     return trimmed[:-1] + bytes([trimmed[-1] + 1]) if trimmed else prefix + b"\xff" * 8
 
 
-def pack_ref(row: RefRow) -> bytes:
-    packed: bytes = msgpack.packb(
-        [row.pointer, row.deleted, row.created_at_micros, row.extended_info, row.previous_pointers],
-        use_bin_type=True,
-    )
-    return packed
+class ObjVersion(NamedTuple):
+    """What the conditional object writes compare, read from a stored value."""
+
+    obj_type: str
+    version_token: str | None
+    referenced: int
 
 
-def unpack_ref(name: str, raw: bytes) -> RefRow:
-    pointer, deleted, created, ext, prev = msgpack.unpackb(raw)
-    return RefRow(name, pointer, deleted, created, ext, prev)
+class RowFormat:
+    """lochkit's own keys and values; :class:`NessieRowFormat` overrides what Nessie's differ in."""
+
+    refs_family = "refs"
+    objs_family = "objs"
+
+    def repository_id_problem(self, repo: str) -> str | None:
+        return None
+
+    def repo_prefix(self, repo: str) -> bytes:
+        raw = repo.encode("utf-8")
+        return struct.pack(">H", len(raw)) + raw
+
+    def repo_of_key(self, key: bytes) -> str:
+        """The repository id a row key starts with."""
+        (length,) = struct.unpack_from(">H", key)
+        return key[2 : 2 + length].decode("utf-8")
+
+    def pack_ref(self, row: RefRow) -> bytes:
+        packed: bytes = msgpack.packb(
+            [row.pointer, row.deleted, row.created_at_micros, row.extended_info, row.previous_pointers],
+            use_bin_type=True,
+        )
+        return packed
+
+    def unpack_ref(self, name: str, raw: bytes) -> RefRow:
+        pointer, deleted, created, ext, prev = msgpack.unpackb(raw)
+        return RefRow(name, pointer, deleted, created, ext, prev)
+
+    def pack_obj(self, row: ObjRow) -> bytes:
+        packed: bytes = msgpack.packb(
+            [row.obj_type, row.version_token, row.referenced, row.data], use_bin_type=True
+        )
+        return packed
+
+    def unpack_obj(self, obj_id: bytes, raw: bytes) -> ObjRow:
+        obj_type, token, referenced, data = msgpack.unpackb(raw)
+        return ObjRow(obj_id, obj_type, token, data, referenced)
+
+    def obj_version(self, raw: bytes) -> ObjVersion:
+        obj_type, token, referenced, _ = msgpack.unpackb(raw)
+        return ObjVersion(obj_type, token, referenced)
+
+    def unpack_obj_of_types(self, obj_id: bytes, raw: bytes, types: frozenset[str] | None) -> ObjRow | None:
+        """The row, if its type is one of ``types`` (None: any)."""
+        row = self.unpack_obj(obj_id, raw)
+        return row if types is None or row.obj_type in types else None
+
+    def restamped_obj(self, obj_id: bytes, raw: bytes, referenced: int) -> bytes:
+        """A stored object value with only ``referenced`` changed."""
+        return self.pack_obj(self.unpack_obj(obj_id, raw)._replace(referenced=referenced))
 
 
-def pack_obj(row: ObjRow) -> bytes:
-    packed: bytes = msgpack.packb(
-        [row.obj_type, row.version_token, row.referenced, row.data], use_bin_type=True
-    )
-    return packed
+class NessieRowFormat(RowFormat):
+    """The keys and values of Nessie's RocksDB backend."""
+
+    refs_family = "nessie_refs"
+    objs_family = "nessie_objects"
+
+    def repository_id_problem(self, repo: str) -> str | None:
+        if ":" in repo:
+            return (
+                "in Nessie's layout RocksDB keys start with the repository id and ':' unescaped, so an "
+                "id holding ':' would share keys with another repository; choose an id without ':'"
+            )
+        return None
+
+    def repo_prefix(self, repo: str) -> bytes:
+        return (repo + ":").encode("utf-8")
+
+    def repo_of_key(self, key: bytes) -> str:
+        return key.partition(b":")[0].decode("utf-8")
+
+    def pack_ref(self, row: RefRow) -> bytes:
+        return encode_reference_proto(
+            Reference(
+                row.name,
+                ObjId(row.pointer),
+                row.deleted,
+                row.created_at_micros,
+                None if row.extended_info is None else ObjId(row.extended_info),
+                decode_nessie_previous_pointers(row.previous_pointers),
+            )
+        )
+
+    def unpack_ref(self, name: str, raw: bytes) -> RefRow:
+        ref = decode_reference_proto(raw)
+        history = encode_nessie_previous_pointers(ref.previous_pointers)
+        return RefRow(
+            name,
+            bytes(ref.pointer),
+            ref.deleted,
+            ref.created_at_micros,
+            None if ref.extended_info_obj is None else bytes(ref.extended_info_obj),
+            history or b"",
+        )
+
+    def pack_obj(self, row: ObjRow) -> bytes:
+        return stored_obj_value(row.data, row.version_token, row.referenced)
+
+    def unpack_obj(self, obj_id: bytes, raw: bytes) -> ObjRow:
+        data, frame = column_obj_data(raw)
+        return ObjRow(obj_id, frame.type_short_name, frame.version_token, data, frame.referenced)
+
+    def obj_version(self, raw: bytes) -> ObjVersion:
+        frame = obj_frame(raw)
+        return ObjVersion(frame.type_short_name, frame.version_token, frame.referenced)
+
+    def unpack_obj_of_types(self, obj_id: bytes, raw: bytes, types: frozenset[str] | None) -> ObjRow | None:
+        # The type is known only by decoding the value: peek at it before converting the value.
+        if types is not None and self.obj_version(raw).obj_type not in types:
+            return None
+        return self.unpack_obj(obj_id, raw)
+
+    def restamped_obj(self, obj_id: bytes, raw: bytes, referenced: int) -> bytes:
+        return restamped_obj_value(raw, referenced)
 
 
-def unpack_obj(obj_id: bytes, raw: bytes) -> ObjRow:
-    obj_type, token, referenced, data = msgpack.unpackb(raw)
-    return ObjRow(obj_id, obj_type, token, data, referenced)
+LOCHKIT_ROWS: Final = RowFormat()
+NESSIE_ROWS: Final = NessieRowFormat()
+
+
+def row_format(layout: StorageLayout) -> RowFormat:
+    return NESSIE_ROWS if layout is NESSIE_LAYOUT else LOCHKIT_ROWS

@@ -15,7 +15,7 @@ import pytest
 
 from conformance.harness import BackendUnderTest
 from conformance.suites.base import ConformanceSuite
-from persist_spi.codec import DEFAULT_CODEC
+from persist_spi.codec import ObjCodec
 from persist_spi.errors import ObjTooLarge
 from persist_spi.objs import ContentValueObj, content_value, tag_obj
 from persist_spi.persist import Persist
@@ -34,12 +34,13 @@ SIZES: Final[dict[str, Callable[[int], int]]] = {
 }
 
 
-def value_of_serialized_size(size: int, content_id: str = "large") -> ContentValueObj:
-    """A content value of random bytes whose serialised form is exactly ``size`` bytes long."""
-    overhead = len(DEFAULT_CODEC.encode(content_value(content_id, 1, b"")).data)
+def value_of_serialized_size(size: int, codec: ObjCodec, content_id: str = "large") -> ContentValueObj:
+    """A content value of random bytes whose serialised form (by ``codec``) is exactly ``size`` bytes
+    long."""
+    overhead = len(codec.encode(content_value(content_id, 1, b"")).data)
     length = max(0, size - overhead)
     for _ in range(4):  # the length prefix of the bytes grows with them: converge on it
-        probe = len(DEFAULT_CODEC.encode(content_value(content_id, 1, bytes(length))).data)
+        probe = len(codec.encode(content_value(content_id, 1, bytes(length))).data)
         if probe == size:
             return content_value(content_id, 1, os.urandom(length))
         length += size - probe
@@ -74,14 +75,15 @@ class PersistLargeObjectsSuite(ConformanceSuite):
         """Stored (insert-if-absent), read back by every read, replaced by an upsert of the same
         size, read back again."""
         size = SIZES[where](ceiling(lochkit_backend))
-        obj = value_of_serialized_size(size)
-        assert len(DEFAULT_CODEC.encode(obj).data) == size
+        codec = lochkit_backend.adapter.layout.codec
+        obj = value_of_serialized_size(size, codec)
+        assert len(codec.encode(obj).data) == size
         assert persist.store_obj(obj) is True, f"a new {size}-byte object was reported as already present"
         _assert_same_bytes(persist.fetch_obj(obj.id), obj)
         [bulk] = persist.fetch_objs_if_exist([obj.id])
         _assert_same_bytes(bulk, obj)
         assert persist.store_obj(obj) is False
-        replacement = value_of_serialized_size(size, content_id="replacement")
+        replacement = value_of_serialized_size(size, codec, content_id="replacement")
         replacement = ContentValueObj(id=obj.id, content_id="replacement", payload=1, data=replacement.data)
         persist.upsert_objs([replacement])
         _assert_same_bytes(persist.fetch_obj(obj.id), replacement)
@@ -91,8 +93,12 @@ class PersistLargeObjectsSuite(ConformanceSuite):
     ) -> None:
         """Next to a small object, one exactly at the limit and one just below it."""
         top = ceiling(lochkit_backend)
+        codec = lochkit_backend.adapter.layout.codec
         small = tag_obj("small")
-        at, below = value_of_serialized_size(top, "at"), value_of_serialized_size(top - 1, "below")
+        at, below = (
+            value_of_serialized_size(top, codec, "at"),
+            value_of_serialized_size(top - 1, codec, "below"),
+        )
         assert persist.store_objs([small, at]) == [True, True]
         assert persist.store_objs([below]) == [True]
         for obj in (at, below):
@@ -104,11 +110,12 @@ class PersistLargeObjectsSuite(ConformanceSuite):
         self, persist: Persist, lochkit_backend: BackendUnderTest
     ) -> None:
         limit = ceiling(lochkit_backend)
+        codec = lochkit_backend.adapter.layout.codec
         small = tag_obj("small")
-        over = value_of_serialized_size(limit + 1, "over")
+        over = value_of_serialized_size(limit + 1, codec, "over")
         for write in (persist.store_objs, persist.upsert_objs):
             with pytest.raises(ObjTooLarge) as refused:
                 write([small, over])
             assert (refused.value.size, refused.value.limit) == (limit + 1, limit)
             assert persist.fetch_objs_if_exist([small.id, over.id]) == [None, None]
-        assert persist.store_objs([small, value_of_serialized_size(limit, "fits")]) == [True, True]
+        assert persist.store_objs([small, value_of_serialized_size(limit, codec, "fits")]) == [True, True]

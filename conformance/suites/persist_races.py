@@ -24,7 +24,7 @@ from conformance.suites.base import ConformanceSuite
 from conformance.suites.cache import skip_if_references_cached
 from persist_spi.adapter import BackendAdapter, ObjRow
 from persist_spi.errors import ObjNotFound, RefAlreadyExists, RefConditionFailed, RefNotFound
-from persist_spi.ids import random_obj_id
+from persist_spi.ids import ObjId, random_obj_id
 from persist_spi.objs import Obj, unique_id_for_uuid
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
@@ -245,9 +245,13 @@ class PersistRacesSuite(ConformanceSuite):
         """The same races one level down: every worker calls the adapter's conditional write with
         the same expected state, and exactly one call may report success."""
         adapter, repo = lochkit_backend.adapter, persist_factory().repository_id
-        refs = [ref_row(f"refs/heads/r{r}") for r in range(self.rounds)]
+        refs = [ref_row(f"refs/heads/r{r}", layout=adapter.layout) for r in range(self.rounds)]
         objs = [
-            obj_row(VersionedTestObj(id=random_obj_id(), version_token="v0", some_value=str(r)), 10 + r)
+            obj_row(
+                VersionedTestObj(id=random_obj_id(), version_token="v0", some_value=str(r)),
+                10 + r,
+                layout=adapter.layout,
+            )
             for r in range(self.rounds)
         ]
 
@@ -256,7 +260,11 @@ class PersistRacesSuite(ConformanceSuite):
             assert adapter.insert_objs(repo, [objs[r]]) == [True]
 
         def proposal(r: int, w: int) -> ObjRow:
-            return objs[r]._replace(version_token=f"v{w + 1}", data=b"%d" % w, referenced=99)
+            return obj_row(
+                VersionedTestObj(id=ObjId(objs[r].obj_id), version_token=f"v{w + 1}", some_value=str(w)),
+                99,
+                layout=adapter.layout,
+            )
 
         calls: dict[str, Callable[[int, int], bool]] = {
             "update_ref": lambda r, w: adapter.update_ref(

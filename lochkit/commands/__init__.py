@@ -28,4 +28,5 @@ COMMANDS: Final[tuple[str, ...]] = (
     "report-bench",
     "check",
     "torture",
+    "shared-db",
 )

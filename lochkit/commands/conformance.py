@@ -52,6 +52,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "commands did not create (refused otherwise); the suites still write only into scratch "
         "repositories of their own, and erase only those",
     )
+    parser.add_argument(
+        "--layout",
+        choices=["lochkit", "nessie"],
+        default="lochkit",
+        help="the storage layout to test the backend in: lochkit's own (the default) or a Nessie "
+        "server's (the backend's URL option layout=nessie)",
+    )
     parser.add_argument("--report", metavar="FILE", help="write per-area results as JSON to FILE")
     parser.add_argument("-k", "--keyword", help="only tests matching this pytest -k expression")
     parser.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
@@ -133,6 +140,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         pytest_args += ["--backend-url", f"{backend}={args.url}"]
     if args.allow_existing_data:
         pytest_args.append("--lochkit-allow-existing-data")
+    pytest_args += ["--lochkit-layout", args.layout]
     problem = snippets.out_problem("--markdown-out", args.markdown_out)
     if problem:
         print(f"lochkit conformance: {problem}", file=sys.stderr)

@@ -142,10 +142,11 @@ def _inventory(args: argparse.Namespace, adapter: BackendAdapter, provisioned: P
             "url": redact(provisioned.url) if provisioned.url else None,
             "provisioning": provisioned.method,
             "server_version": provisioned.server or adapter.server_version() or "",
+            "layout": adapter.layout.name,
         }
         out = args.out or default_run_dir(args.backend, INVENTORIES_ROOT)
         with read_progress(persist, "lochkit inventory:") as counted:
-            summary = write_inventory(counted, out, source=source)
+            summary = write_inventory(counted, out, source=source, codec=adapter.layout.codec)
     except Unreachable as e:
         return _fail(str(e), UNAVAILABLE)
     except (LochkitError, OSError) as e:

@@ -19,6 +19,7 @@ from persist_spi.check.probe import Undecodable, probe_objects
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.store_index import deserialize_index
+from persist_spi.keys import key_order, orders_by_code_point
 from persist_spi.objs import CommitObj, IndexObj, IndexSegmentsObj, IndexStripe
 from persist_spi.persist import Persist
 
@@ -37,12 +38,11 @@ def _printable_key(key: str) -> str:
 
 
 def keys_ascend(keys: Sequence[str]) -> bool:
-    """In code-point order (lochkit's), or in UTF-16 order (what Nessie writes, which lochkit
-    reads): lookups in an index in neither order miss keys it holds."""
-    if all(a < b for a, b in itertools.pairwise(keys)):
-        return True
-    utf16 = [k.encode("utf-16-be", "surrogatepass") for k in keys]
-    return all(a < b for a, b in itertools.pairwise(utf16))
+    """In Nessie's order (UTF-16 code units), the order lochkit's lookups expect: they can miss keys
+    of an index in another order, such as code-point order, which earlier lochkit versions wrote for
+    keys mixing characters above U+FFFF with U+E000..U+FFFF."""
+    ordered = keys if orders_by_code_point("".join(keys)) else [key_order(k) for k in keys]
+    return all(a < b for a, b in itertools.pairwise(ordered))
 
 
 class ChainVerifier:

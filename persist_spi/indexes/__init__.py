@@ -1,7 +1,7 @@
 """Sorted store indexes: the plain serialisable index and the lazy, layered and striped views.
 
 Every index maps store keys (see :mod:`persist_spi.keys`) to :class:`CommitOp` values and iterates
-in one order, the order of Python ``str`` (code points, i.e. UTF-8 bytes).
+in one order, Nessie's (UTF-16 code units, see :mod:`persist_spi.keys`).
 """
 
 from persist_spi.indexes.base import StoreIndex

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from persist_spi.errors import InputError
 from persist_spi.ids import ObjId
 from persist_spi.indexes.elements import CommitOp, IndexElement
-from persist_spi.keys import StoreKey
+from persist_spi.keys import StoreKey, key_less, key_order, orders_by_code_point
 
 #: ``update_all`` callback: same op (keep), another op (replace) or None (remove).
 Updater = Callable[[IndexElement], CommitOp | None]
@@ -87,7 +87,7 @@ class StoreIndex(ABC):
 
 
 def check_range(begin: StoreKey | None, end: StoreKey | None) -> None:
-    if begin is not None and end is not None and begin > end:
+    if begin is not None and end is not None and key_less(end, begin):
         raise InputError(f"Range begin {begin!r} is after end {end!r}")
 
 
@@ -104,7 +104,14 @@ def in_range_filter(
                 return
             yield element
         return
+    if orders_by_code_point(end):  # the usual case: plain comparison is exact, and cheaper
+        for element in elements:
+            if element.key > end:
+                return
+            yield element
+        return
+    end_order = key_order(end)
     for element in elements:
-        if element.key > end:
+        if key_order(element.key) > end_order:
             return
         yield element

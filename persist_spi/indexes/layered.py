@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 
 from persist_spi.indexes.base import StoreIndex, check_range
 from persist_spi.indexes.elements import IndexElement
-from persist_spi.keys import StoreKey
+from persist_spi.keys import StoreKey, key_order
 
 
 class LayeredIndex(StoreIndex):
@@ -27,20 +27,20 @@ class LayeredIndex(StoreIndex):
 
     def first(self) -> StoreKey | None:
         candidates = [k for k in (self.reference.first(), self.updates.first()) if k is not None]
-        return min(candidates) if candidates else None
+        return min(candidates, key=key_order) if candidates else None
 
     def last(self) -> StoreKey | None:
         candidates = [k for k in (self.reference.last(), self.updates.last()) if k is not None]
-        return max(candidates) if candidates else None
+        return max(candidates, key=key_order) if candidates else None
 
     def iterate(
         self, begin: StoreKey | None = None, end: StoreKey | None = None, prefetch: bool = False
     ) -> Iterator[IndexElement]:
         check_range(begin, end)
         # Tag each stream so that on equal keys the updates element sorts first and wins.
-        upd = ((e.key, 0, e) for e in self.updates.iterate(begin, end, prefetch))
-        ref = ((e.key, 1, e) for e in self.reference.iterate(begin, end, prefetch))
-        previous: StoreKey | None = None
+        upd = ((key_order(e.key), 0, e) for e in self.updates.iterate(begin, end, prefetch))
+        ref = ((key_order(e.key), 1, e) for e in self.reference.iterate(begin, end, prefetch))
+        previous: str | None = None
         for key, _, element in heapq.merge(upd, ref):
             if key == previous:
                 continue

@@ -13,7 +13,6 @@ Serialised form::
 
 from __future__ import annotations
 
-import bisect
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -30,7 +29,7 @@ from persist_spi.indexes.elements import (
     serialized_op_size,
 )
 from persist_spi.indexes.varint import decode_varint, encode_varint
-from persist_spi.keys import KEY_TERMINATOR, StoreKey, serialize_key
+from persist_spi.keys import KEY_TERMINATOR, StoreKey, bisect_keys, serialize_key, sort_keys
 
 _CURRENT_VERSION = 2
 #: Nessie's per-element allowance for the strip varint and similar bookkeeping in size estimates.
@@ -72,14 +71,14 @@ class StoreIndexImpl(StoreIndex):
 
     def get(self, key: StoreKey) -> IndexElement | None:
         keys = self._keys
-        i = bisect.bisect_left(keys, key)
+        i = bisect_keys(keys, key)
         if i < len(keys) and keys[i] == key:
             return IndexElement(key, self._ops[i])
         return None
 
     def contains(self, key: StoreKey) -> bool:
         keys = self._keys
-        i = bisect.bisect_left(keys, key)
+        i = bisect_keys(keys, key)
         return i < len(keys) and keys[i] == key
 
     def first(self) -> StoreKey | None:
@@ -101,7 +100,7 @@ class StoreIndexImpl(StoreIndex):
         self, begin: StoreKey | None = None, end: StoreKey | None = None, prefetch: bool = False
     ) -> Iterator[IndexElement]:
         check_range(begin, end)
-        start = 0 if begin is None else bisect.bisect_left(self._keys, begin)
+        start = 0 if begin is None else bisect_keys(self._keys, begin)
         keys, ops = self._keys, self._ops
         return in_range_filter((IndexElement(keys[i], ops[i]) for i in range(start, len(keys))), begin, end)
 
@@ -117,7 +116,7 @@ class StoreIndexImpl(StoreIndex):
     def add(self, element: IndexElement) -> bool:
         key, op = element
         keys = self._keys
-        i = bisect.bisect_left(keys, key)
+        i = bisect_keys(keys, key)
         self._modified = True
         if i < len(keys) and keys[i] == key:
             old = self._ops[i]
@@ -136,7 +135,7 @@ class StoreIndexImpl(StoreIndex):
 
     def remove(self, key: StoreKey) -> bool:
         keys = self._keys
-        i = bisect.bisect_left(keys, key)
+        i = bisect_keys(keys, key)
         if i >= len(keys) or keys[i] != key:
             return False
         self._modified = True
@@ -331,7 +330,7 @@ def new_index() -> StoreIndexImpl:
 def index_from_elements(elements: list[IndexElement]) -> StoreIndexImpl:
     """A modified index holding the given elements (sorted and de-duplicated, last one wins)."""
     by_key = {e.key: e.op for e in elements}
-    keys = sorted(by_key)
+    keys = sort_keys(by_key)
     return _from_elements(keys, [by_key[k] for k in keys])
 
 

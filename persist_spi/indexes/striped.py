@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import overload
 
 from persist_spi.indexes.base import StoreIndex, Updater, check_range, in_range_filter
 from persist_spi.indexes.elements import IndexElement
 from persist_spi.indexes.lazy import LazyIndex
-from persist_spi.keys import StoreKey
+from persist_spi.keys import StoreKey, bisect_keys, key_less
 
 #: Loads several lazy stripes at once (one database round trip); returns them in the same order.
 BulkLoader = Callable[[Sequence[LazyIndex]], Sequence[StoreIndex]]
@@ -86,13 +85,13 @@ class StripedIndex(StoreIndex):
 
     def _stripe_holding(self, key: StoreKey) -> int:
         """Index of the stripe whose range contains ``key``, or -1."""
-        i = bisect.bisect_right(self._firsts, key) - 1
-        if i < 0 or key > self._lasts[i]:
+        i = bisect_keys(self._firsts, key, right=True) - 1
+        if i < 0 or key_less(self._lasts[i], key):
             return -1
         return i
 
     def _stripe_for_write(self, key: StoreKey) -> int:
-        return min(bisect.bisect_left(self._lasts, key), len(self._stripes) - 1)
+        return min(bisect_keys(self._lasts, key), len(self._stripes) - 1)
 
     def _refresh_bounds(self, i: int) -> None:
         stripe = self._stripes[i]
@@ -133,9 +132,9 @@ class StripedIndex(StoreIndex):
         self, begin: StoreKey | None = None, end: StoreKey | None = None, prefetch: bool = False
     ) -> Iterator[IndexElement]:
         check_range(begin, end)
-        start = 0 if begin is None else bisect.bisect_left(self._lasts, begin)
+        start = 0 if begin is None else bisect_keys(self._lasts, begin)
         if prefetch:
-            stop = len(self._stripes) if end is None else bisect.bisect_right(self._firsts, end)
+            stop = len(self._stripes) if end is None else bisect_keys(self._firsts, end, right=True)
             self._bulk_load(self._stripes[start:stop])
         return in_range_filter(self._chain(start, begin), begin, end)
 
@@ -187,9 +186,9 @@ class StripedIndex(StoreIndex):
         i = self._stripe_for_write(element.key)
         added = self._stripes[i].add(element)
         key = element.key
-        if key < self._firsts[i]:
+        if key_less(key, self._firsts[i]):
             self._firsts[i] = key
-        if key > self._lasts[i]:
+        if key_less(self._lasts[i], key):
             self._lasts[i] = key
         return added
 

@@ -19,7 +19,7 @@ from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import CommitOp, IndexElement
 from persist_spi.indexes.layered import LayeredIndex
 from persist_spi.indexes.store_index import new_index
-from persist_spi.keys import StoreKey
+from persist_spi.keys import StoreKey, key_less
 from persist_spi.logic.commit_builder import (
     CommitBuilder,
     ConflictHandler,
@@ -227,17 +227,17 @@ class CommitLogic:
         right = _live_elements(to_index.iterate(begin, end), key_filter)
         a, b = next(left, None), next(right, None)
         while a is not None or b is not None:
-            if b is None or (a is not None and a.key < b.key):
-                assert a is not None
-                yield DiffEntry(a.key, a.op, None)
-                a = next(left, None)
-            elif a is None or b.key < a.key:
-                yield DiffEntry(b.key, None, b.op)
-                b = next(right, None)
-            else:
+            if a is not None and b is not None and a.key == b.key:  # the usual case, and the cheapest test
                 if a.op.value != b.op.value:
                     yield DiffEntry(a.key, a.op, b.op)
                 a, b = next(left, None), next(right, None)
+            elif b is None or (a is not None and key_less(a.key, b.key)):
+                assert a is not None
+                yield DiffEntry(a.key, a.op, None)
+                a = next(left, None)
+            else:
+                yield DiffEntry(b.key, None, b.op)
+                b = next(right, None)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import IndexElement
-from persist_spi.keys import key_from_string
+from persist_spi.keys import key_from_string, key_less
 from persist_spi.logic.commit_logic import CommitLogic
 from persist_spi.logic.conflicts import CommitConflictError, ConflictResolution, ConflictType
 from persist_spi.logic.create_commit import Add, CreateCommit, Remove
@@ -122,14 +122,14 @@ class ReferenceLogic:
     def query_references(
         self, prefix: str | None = None, paging_token: str | None = None
     ) -> Iterator[Reference]:
-        """References whose names start with ``prefix``, in name (byte) order, from the inclusive
-        ``paging_token`` (a reference name) on."""
+        """References whose names start with ``prefix``, in name order (Nessie's: by UTF-16 code
+        unit), from the inclusive ``paging_token`` (a reference name) on."""
         refs_index = self._refs_index(self.persist.fetch_reference(REF_REFS))
         begin = paging_token if paging_token is not None else prefix
         batch: list[str] = []
         for element in refs_index.index.iterate(key_from_string(begin) if begin else None, None):
             if prefix is not None and not element.key.startswith(prefix):
-                if element.key > prefix:
+                if key_less(prefix, element.key):
                     break  # keys are sorted: nothing after this can match
                 continue
             batch.append(element.key)

@@ -64,7 +64,8 @@ class CommitState:
         """The content value of ``content`` under ``content_id``, built once per commit."""
         value = self.values.get(position)
         if value is None or value.content_id != content_id:
-            value = self.values[position] = content_value(content_id, content.PAYLOAD, content.to_bytes())
+            data = content.to_bytes(content_id)
+            value = self.values[position] = content_value(content_id, content.PAYLOAD, data)
         return value
 
 
@@ -112,10 +113,11 @@ def check_value_sizes(persist: Persist, operations: Sequence[Operation]) -> None
     for op in operations:
         if not isinstance(op, Put):
             continue
-        data = op.content.to_bytes()
+        content_id = op.content.id or _ID_OF_NEW_CONTENT
+        data = op.content.to_bytes(content_id)
         if len(data) + 512 < limit:  # far below: the value's few other fields cannot matter
             continue
-        value = content_value(op.content.id or _ID_OF_NEW_CONTENT, op.content.PAYLOAD, data)
+        value = content_value(content_id, op.content.PAYLOAD, data)
         size = len(DEFAULT_CODEC.encode(value).data)
         if size > limit:
             raise ObjTooLarge(size, limit, None, f"content value of key '{op.key}'")

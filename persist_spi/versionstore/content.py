@@ -4,22 +4,34 @@ and their serialisation."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final
 
-from persist_spi.errors import InputError
+from persist_spi.errors import CorruptData, InputError
+from persist_spi.keys import key_order
+from persist_spi.versionstore.content_proto import decode_content, encode_content
 from persist_spi.versionstore.path_string import elements_from_path_string, to_path_string
 
 MAX_KEY_LENGTH: Final = 500
 
 
-@dataclass(frozen=True, order=True)
+@functools.total_ordering
+@dataclass(frozen=True)
 class ContentKey:
-    """A name such as ``db.schema.table``: one or more non-empty elements."""
+    """A name such as ``db.schema.table``: one or more non-empty elements.
+
+    Keys sort element by element in Nessie's order (:func:`persist_spi.keys.key_order`), which is
+    also the order of their store keys in an index."""
 
     elements: tuple[str, ...]
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, ContentKey):
+            return NotImplemented
+        return tuple(map(key_order, self.elements)) < tuple(map(key_order, other.elements))
 
     def __post_init__(self) -> None:
         if not self.elements:
@@ -78,35 +90,18 @@ class Content:
     def with_id(self, content_id: str) -> Content:
         return dataclasses.replace(self, id=content_id)
 
-    def to_bytes(self) -> bytes:
-        """The stored form: JSON of every field but the id (the id lives beside it)."""
-        doc: dict[str, Any] = {"type": self.TYPE_NAME}
-        for name in _stored_field_names(type(self)):
-            value = getattr(self, name)
-            doc[name] = value if type(value) in _JSON_SCALARS else _jsonable(value)
-        return _encode_json(doc).encode()
+    def to_bytes(self, content_id: str | None = None) -> bytes:
+        """The stored form: Nessie's ``nessie.store.Content`` message, byte for byte as Nessie
+        writes it (:mod:`persist_spi.versionstore.content_proto`). The message carries the content
+        id: ``content_id``, else this content's own."""
+        if content_id is None:
+            content_id = self.id
+        if content_id is None:
+            raise InputError(f"{self.TYPE_NAME} content needs a content id to be stored")
+        values = {name: getattr(self, name) for name in _stored_field_names(type(self))}
+        return encode_content(self.PAYLOAD, content_id, values)
 
 
-#: One encoder for every content value: ``json.dumps`` with options builds a new one per call.
-_ENCODER: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
-
-
-def _json_encoder() -> Callable[[Any], str]:
-    """``_ENCODER.encode``, or where Python has the C accelerator, the accelerator's encoder built
-    once: ``encode`` builds a new one per call, a third of its cost for a table's few fields.
-    Without the circular-reference check, which the encoder only needs per call: content fields
-    are plain values and tuples, never cycles."""
-    make = getattr(json.encoder, "c_make_encoder", None)  # typeshed leaves the accelerator out
-    if make is None:
-        return _ENCODER.encode
-    encoder = make(
-        None, _ENCODER.default, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, True
-    )
-    return lambda value: "".join(encoder(value, 0))
-
-
-_encode_json: Final = _json_encoder()
-_JSON_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
@@ -115,14 +110,6 @@ def _stored_field_names(cls: type) -> tuple[str, ...]:
     if names is None:
         names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.name != "id")
     return names
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return list(value)
-    if isinstance(value, Mapping):
-        return dict(value)
-    return value
 
 
 @dataclass(frozen=True)
@@ -180,6 +167,9 @@ class UDF(Content):
     metadata_location: str | None = None
     version_id: str | None = None
     signature_id: str | None = None
+    #: Deprecated in Nessie's model, still stored and served when given.
+    sql_text: str | None = None
+    dialect: str | None = None
 
 
 CONTENT_TYPES: Final[dict[int, type[Content]]] = {
@@ -200,14 +190,31 @@ NAMESPACE_PAYLOAD: Final = Namespace.PAYLOAD
 
 
 def content_from_bytes(payload: int, content_id: str, data: bytes) -> Content:
-    """Raises ``ValueError`` when ``data`` is not the JSON object of a content value."""
-    doc = json.loads(data)
+    """The content a stored value holds: Nessie's ``nessie.store.Content`` message, or the JSON
+    object lochkit wrote before it wrote Nessie's form (a message never starts with ``{``: that
+    would be field 15, which ``Content`` does not have). ``CorruptData`` when it is neither."""
+    if data[:1] == b"{":
+        return _content_from_json(payload, content_id, data)
+    cls = CONTENT_TYPES.get(payload)
+    if cls is None:
+        raise CorruptData(f"Content value {content_id} has unknown payload {payload}")
+    _, values = decode_content(payload, data)
+    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+    return cls(id=content_id, **kwargs)
+
+
+def _content_from_json(payload: int, content_id: str, data: bytes) -> Content:
+    """lochkit's earlier stored form: the sorted JSON object of the content's fields and "type"."""
+    try:
+        doc = json.loads(data)
+    except ValueError as e:
+        raise CorruptData(f"Content value {content_id} is neither protobuf nor JSON: {e}") from None
     if not isinstance(doc, dict):
-        raise InputError(f"Content value {content_id} is JSON but not an object")
+        raise CorruptData(f"Content value {content_id} is JSON but not an object")
     kind = doc.pop("type", "")
     cls = (_BY_NAME.get(kind, None) if isinstance(kind, str) else None) or CONTENT_TYPES.get(payload)
     if cls is None:
-        raise InputError(f"Unknown content payload {payload}")
+        raise CorruptData(f"Content value {content_id} has unknown payload {payload}")
     names = {f.name for f in dataclasses.fields(cls)}
     kwargs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in doc.items() if k in names}
     return cls(id=content_id, **kwargs)

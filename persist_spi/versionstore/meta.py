@@ -30,17 +30,20 @@ class CommitMeta:
 
     def to_headers(self, now: datetime.datetime) -> CommitHeaders:
         """Headers for a new commit; the commit time is always "now", which is what makes two
-        otherwise identical commits get different ids."""
-        pairs: list[tuple[str, str]] = [("date", _iso(now))]
+        otherwise identical commits get different ids. Added in the order Nessie adds them
+        (properties first), which decides the hash order of names sharing a bucket of Java's
+        ``HashMap`` (:mod:`persist_spi.java_order`)."""
+        pairs: list[tuple[str, str]] = []
+        for name, values in self.merged_properties().items():
+            if name.lower() in _RESERVED:
+                raise InputError(f"Commit property '{name}' is reserved")
+            pairs += [(name, value) for value in values]
+        pairs.append(("date", _iso(now)))
         pairs.append(("author-date", _iso(self.author_time or now)))
         if self.committer:
             pairs.append(("committer", self.committer))
         pairs += [("author", a) for a in self.authors]
         pairs += [("signed-off-by", s) for s in self.signed_off_by]
-        for name, values in self.merged_properties().items():
-            if name.lower() in _RESERVED:
-                raise InputError(f"Commit property '{name}' is reserved")
-            pairs += [(name, value) for value in values]
         return CommitHeaders(pairs)
 
     def merged_properties(self) -> dict[str, tuple[str, ...]]:
@@ -95,7 +98,16 @@ def commit_time_of(commit: CommitObj) -> datetime.datetime:
 
 
 def _iso(value: datetime.datetime) -> str:
-    return value.astimezone(datetime.UTC).isoformat().replace("+00:00", "Z")
+    """As Java's ``Instant.toString`` writes it (Nessie's header value, hashed into the commit id):
+    the fraction in groups of three digits, none when whole seconds."""
+    utc = value.astimezone(datetime.UTC)
+    micros = utc.microsecond
+    text = utc.replace(microsecond=0).isoformat().replace("+00:00", "")
+    if micros == 0:
+        return text + "Z"
+    if micros % 1000 == 0:
+        return f"{text}.{micros // 1000:03d}Z"
+    return f"{text}.{micros:06d}Z"
 
 
 def _parse(value: str | None) -> datetime.datetime | None:

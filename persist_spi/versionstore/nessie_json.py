@@ -179,6 +179,8 @@ CONTENT_FIELDS: Final[dict[type[Content], tuple[ContentField, ...]]] = {
         ContentField("metadataLocation", _S),
         ContentField("versionId", _S),
         ContentField("signatureId", _S),
+        ContentField("sqlText", _S),
+        ContentField("dialect", _S),
     ),
 }
 _TYPES_BY_NAME: Final = {cls.TYPE_NAME: cls for cls in CONTENT_FIELDS}

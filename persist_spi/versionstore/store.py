@@ -16,7 +16,7 @@ from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.elements import CommitOp
 from persist_spi.indexes.layered import LayeredIndex
-from persist_spi.keys import StoreKey, starts_with_elements_or_parts
+from persist_spi.keys import StoreKey, key_less, starts_with_elements_or_parts
 from persist_spi.logic.commit_builder import LoadedParent
 from persist_spi.logic.commit_lease import remove_free_lease
 from persist_spi.logic.commit_logic import CommitLogic, CommitNotFound, DiffEntry
@@ -363,13 +363,13 @@ class VersionStore:
         check_key_range(min_key, max_key, prefix_key)
         index = self.commits.complete_index_of(self.ref_mapping.resolve(where))
         begin, end = _key_range(min_key, max_key, prefix_key, paging_token)
-        if begin is not None and end is not None and begin > end:
+        if begin is not None and end is not None and key_less(end, begin):
             return
         prefix = store_key_min(prefix_key) if prefix_key is not None else None
         batch: list[tuple[ContentKey, str, CommitOp]] = []
         for element in index.iterate(begin, end):
             if prefix is not None and not starts_with_elements_or_parts(element.key, prefix):
-                if element.key > prefix:
+                if key_less(prefix, element.key):
                     break
                 continue
             if not element.op.exists:
@@ -444,7 +444,7 @@ class VersionStore:
         from_index = self.commits.complete_index_of(self.ref_mapping.resolve(from_))
         to_index = self.commits.complete_index_of(self.ref_mapping.resolve(to))
         begin, end = _key_range(min_key, max_key, prefix_key, paging_token)
-        if begin is not None and end is not None and begin > end:
+        if begin is not None and end is not None and key_less(end, begin):
             return
         prefix = store_key_min(prefix_key) if prefix_key is not None else None
 
@@ -536,7 +536,11 @@ class VersionStore:
 def _key_range(
     min_key: ContentKey | None, max_key: ContentKey | None, prefix_key: ContentKey | None, token: str | None
 ) -> tuple[StoreKey | None, StoreKey | None]:
-    if min_key is not None and max_key is not None and store_key_min(min_key) > store_key_max(max_key):
+    if (
+        min_key is not None
+        and max_key is not None
+        and key_less(store_key_max(max_key), store_key_min(min_key))
+    ):
         # Nessie's index refuses such a range ("'to' must be greater than 'from'") when a key lies
         # between the two bounds; lochkit refuses it always, so the answer does not depend on data.
         raise InputError(

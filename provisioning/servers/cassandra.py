@@ -35,7 +35,10 @@ COORDINATES: Final = versions.LOCAL["cassandra"]
 VERSION: Final = COORDINATES.rsplit(":", 1)[-1]
 #: The superuser CassandraRoleManager creates on a fresh node with PasswordAuthenticator.
 SUPERUSER: Final = ("cassandra", "cassandra")
-KEYSPACE: Final = "lochkit"
+#: Options of every server provisioned here. The server holds nobody's data, so the adapter may
+#: create its keyspace in either layout (in Nessie's layout it otherwise requires one to exist).
+#: The URLs name no keyspace: each layout takes its default (``lochkit``, or Nessie's ``nessie``).
+OPTIONS: Final = {"create_keyspace": "true"}
 HEAP: Final = "1G"
 _log = logging.getLogger(__name__)
 START_TIMEOUT_S: Final = 240.0
@@ -237,7 +240,7 @@ def start_local(
     )
     user, password = SUPERUSER
     node = LocalCassandra(
-        server, data_dir, native_port, f"cassandra://{user}:{password}@127.0.0.1:{native_port}/{KEYSPACE}"
+        server, data_dir, native_port, f"cassandra://{user}:{password}@127.0.0.1:{native_port}"
     )
     started = time.monotonic()
     try:
@@ -290,7 +293,12 @@ class CassandraProvisioner(ServerProvisioner):
             raise ProvisioningFailed(f"scylladb: {_no_local_scylla()}")
         node = start_local(workdir)
         return Provisioned(
-            backend, node.url, "local-process", server=f"Apache Cassandra {VERSION}", stop=node.stop
+            backend,
+            node.url,
+            "local-process",
+            server=f"Apache Cassandra {VERSION}",
+            options=dict(OPTIONS),
+            stop=node.stop,
         )
 
     def restartable_process(self, backend: str, workdir: Path) -> Provisioned:
@@ -307,6 +315,7 @@ class CassandraProvisioner(ServerProvisioner):
             node.url,
             "local-process",
             server=f"Apache Cassandra {VERSION}",
+            options=dict(OPTIONS),
             stop=node.stop,
             control=control,
         )
@@ -320,9 +329,10 @@ class CassandraProvisioner(ServerProvisioner):
         scheme = "scylladb" if backend == "scylladb" else "cassandra"
         return Provisioned(
             backend,
-            f"{scheme}://{host}:{port}/{KEYSPACE}?local_dc=datacenter1",
+            f"{scheme}://{host}:{port}?local_dc=datacenter1",
             "testcontainers",
             server=versions.IMAGES[backend],
+            options=dict(OPTIONS),
             stop=lambda: _stop_container(container),
         )
 

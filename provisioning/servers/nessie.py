@@ -8,6 +8,10 @@ with free ports and the IN_MEMORY version store (``LOCHKIT_NESSIE_STORE=ROCKSDB`
 command's ``--nessie-store ROCKSDB``, for RocksDB in the run's working directory). It is ready when
 ``GET /api/v2/config`` answers.
 
+:meth:`NessieProvisioner.shared` starts it instead on a database lochkit provisioned (JDBC2 on
+PostgreSQL, ROCKSDB on a directory, CASSANDRA2, DYNAMODB2, MONGODB2; the properties are in
+:mod:`provisioning.servers.nessie_stores`), for the shared-database test.
+
 The provisioned URL is the REST API v2 base, e.g. ``http://127.0.0.1:PORT/api/v2``.
 """
 
@@ -20,6 +24,7 @@ import shutil
 import subprocess
 import time
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -31,6 +36,7 @@ from provisioning.base import (
     ServerProvisioner,
 )
 from provisioning.servers import requirements, versions
+from provisioning.servers.nessie_stores import shared_store
 from provisioning.servers.process import LocalServer, cache_dir, cache_path, free_port, run_checked
 
 COORDINATES: Final = versions.LOCAL["nessie"]
@@ -68,44 +74,16 @@ class NessieProvisioner(ServerProvisioner):
 
     def local_process(self, backend: str, workdir: Path) -> Provisioned:
         store = store_type()
-        java = find_java(MIN_JAVA)
-        jar = self._jar()
-        port, management = free_port(), free_port()
-        props = {
-            "quarkus.http.host": "127.0.0.1",
-            "quarkus.http.port": port,
-            "quarkus.management.host": "127.0.0.1",
-            "quarkus.management.port": management,
-            "nessie.version.store.type": store,
-            "quarkus.otel.sdk.disabled": "true",
-            # Access logs on every request would fill the log and cost the server time.
-            "quarkus.http.access-log.enabled": "false",
-        }
+        props = {"nessie.version.store.type": store}
         if store == "ROCKSDB":
             props["nessie.version.store.persist.rocks.database-path"] = str(workdir / "nessie-rocksdb")
-        server = LocalServer(
-            f"Nessie {VERSION}",
-            [
-                java,
-                "-Xmx1g",
-                "-XX:+UseSerialGC",  # two cores shared with the client: less GC thread contention
-                *(f"-D{k}={v}" for k, v in props.items()),
-                "-jar",
-                str(jar),
-            ],
-            log_path=workdir / "nessie.log",
-            cwd=workdir,
-        )
-        url = f"http://127.0.0.1:{port}/api/v2"
-        server.wait_until(lambda: _answers(url), _READY_TIMEOUT, "GET /api/v2/config answering")
-        return Provisioned(
-            "nessie",
-            url,
-            "local-process",
-            server=f"Nessie {VERSION} ({store}, Java {java_version(java)})",
-            options={"store": store},
-            stop=server.stop,
-        )
+        return start_server(workdir, props)
+
+    def shared(self, backend: str, lochkit_url: str, workdir: Path) -> Provisioned:
+        """Nessie on the database a lochkit ``backend`` URL names (see nessie_stores): the same
+        tables, keyspace or directory, with Nessie's caches off."""
+        shared = shared_store(backend, lochkit_url)
+        return start_server(workdir, shared.properties, shared.environment())
 
     def testcontainers(self, backend: str, workdir: Path) -> Provisioned:
         """Not exercised on the machine this was written on (no Docker engine there)."""
@@ -159,6 +137,53 @@ class NessieProvisioner(ServerProvisioner):
         if not jar.exists():
             raise ProvisioningFailed(f"nessie: Maven finished but {jar} is missing")
         return jar
+
+
+def start_server(
+    workdir: Path, store_properties: Mapping[str, str], env: Mapping[str, str] | None = None
+) -> Provisioned:
+    """Start the Nessie server jar on loopback with free ports and ``store_properties`` (at least
+    ``nessie.version.store.type``); ready when ``GET /api/v2/config`` answers. ``env`` carries
+    properties that must not show in a process listing (Quarkus reads them from the environment).
+    The log is ``workdir/nessie.log`` (appended to by every start in that directory)."""
+    java = find_java(MIN_JAVA)
+    jar = PROVISIONER._jar()
+    port, management = free_port(), free_port()
+    store = store_properties["nessie.version.store.type"]
+    props = {
+        "quarkus.http.host": "127.0.0.1",
+        "quarkus.http.port": str(port),
+        "quarkus.management.host": "127.0.0.1",
+        "quarkus.management.port": str(management),
+        "quarkus.otel.sdk.disabled": "true",
+        # Access logs on every request would fill the log and cost the server time.
+        "quarkus.http.access-log.enabled": "false",
+        **store_properties,
+    }
+    server = LocalServer(
+        f"Nessie {VERSION}",
+        [
+            java,
+            "-Xmx1g",
+            "-XX:+UseSerialGC",  # two cores shared with the client: less GC thread contention
+            *(f"-D{k}={v}" for k, v in props.items()),
+            "-jar",
+            str(jar),
+        ],
+        log_path=workdir / "nessie.log",
+        cwd=workdir,
+        env=env,
+    )
+    url = f"http://127.0.0.1:{port}/api/v2"
+    server.wait_until(lambda: _answers(url), _READY_TIMEOUT, "GET /api/v2/config answering")
+    return Provisioned(
+        "nessie",
+        url,
+        "local-process",
+        server=f"Nessie {VERSION} ({store}, Java {java_version(java)})",
+        options={"store": store},
+        stop=server.stop,
+    )
 
 
 def store_type() -> str:

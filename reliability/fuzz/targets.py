@@ -235,14 +235,19 @@ def decode_content(data: bytes) -> None:
 
 
 def _content_seeds() -> list[bytes]:
-    from persist_spi.versionstore.content import IcebergTable, IcebergView, Namespace
+    from persist_spi.versionstore.content import UDF, DeltaLakeTable, IcebergTable, IcebergView, Namespace
 
     values = [
         IcebergTable(metadata_location="s3://b/t/metadata.json", snapshot_id=3),
         IcebergView(metadata_location="s3://b/v.json", sql_text="select 1", dialect="spark"),
         Namespace(elements=("a", "b"), properties={"owner": "me"}),
+        DeltaLakeTable(metadata_location_history=("m1",), last_checkpoint="c1"),
+        UDF(metadata_location="s3://b/f.json", version_id="1"),
     ]
-    return [bytes([v.PAYLOAD]) + v.to_bytes() for v in values]
+    content_id = "00000000-0000-0000-0000-000000000001"
+    # lochkit's earlier JSON form, which is still read.
+    legacy = [b'\x01{"metadata_location":"s3://b/t.json","snapshot_id":3,"type":"ICEBERG_TABLE"}']
+    return [bytes([v.PAYLOAD]) + v.to_bytes(content_id) for v in values] + legacy
 
 
 def decode_repository_description(data: bytes) -> None:
@@ -428,7 +433,7 @@ register_decoder(
     "content-values",
     decode_content,
     allowed=(ValueError,),
-    description="the JSON of Iceberg tables, views and namespaces in content values",
+    description="content values: Nessie's protobuf of every content type, and lochkit's earlier JSON",
     seeds=_content_seeds,
 )
 register_decoder(

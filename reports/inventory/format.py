@@ -17,7 +17,7 @@ OBJECTS: Final = pa.schema(
     (
         pa.field("obj_id", pa.string(), nullable=False),
         pa.field("obj_type", pa.string(), nullable=False),
-        #: Bytes of the object as lochkit's codec encodes it (what a backend stores, without id).
+        #: Bytes of the object as the store's layout encodes it (what a backend stores, without id).
         pa.field("encoded_size", pa.int64(), nullable=False),
         #: µs since the epoch of the object's last write (0 when the backend does not know).
         pa.field("referenced_us", pa.int64(), nullable=False),

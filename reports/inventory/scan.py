@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from persist_spi.codec import BinaryCodec
+from persist_spi.codec import DEFAULT_CODEC, ObjCodec
 from persist_spi.indexes.elements import Action
 from persist_spi.indexes.store_index import deserialize_index
 from persist_spi.logic.internal_refs import INTERNAL_PREFIX, REF_REFS, REF_REPO, REFS_HEADS, REFS_TAGS
@@ -114,7 +114,7 @@ def commit_rows(commit: CommitObj, encoded_size: int) -> tuple[Row, list[Row]]:
     return row, links
 
 
-def object_rows(obj: Obj, codec: BinaryCodec) -> ObjectRows:
+def object_rows(obj: Obj, codec: ObjCodec) -> ObjectRows:
     size = len(codec.encode(obj).data)
     row = {
         "obj_id": str(obj.id),
@@ -145,8 +145,8 @@ def content_id_links(value: ContentValueObj) -> list[Row]:
     return [{"from_id": str(value.id), "to_id": str(claim.id), "role": "content-id"}]
 
 
-def scan_objects(persist: Persist) -> Iterator[ObjectRows]:
-    codec = BinaryCodec()
+def scan_objects(persist: Persist, codec: ObjCodec = DEFAULT_CODEC) -> Iterator[ObjectRows]:
+    """Every object of the repository; sizes are those ``codec`` (the store's layout's) writes."""
     with contextlib.closing(persist.scan_all_objects()) as objects:
         for obj in objects:
             yield object_rows(obj, codec)

@@ -14,6 +14,7 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from persist_spi.codec import DEFAULT_CODEC, ObjCodec
 from persist_spi.persist import Persist
 from reports.inventory.format import INVENTORY_JSON, INVENTORY_SCHEMA_VERSION, TABLES
 from reports.inventory.scan import Row, scan_objects, scan_references
@@ -55,9 +56,12 @@ class InventorySummary:
         return f"inventory written to {self.path}: {counts}"
 
 
-def write_inventory(persist: Persist, out: Path, *, source: dict[str, Any]) -> InventorySummary:
+def write_inventory(
+    persist: Persist, out: Path, *, source: dict[str, Any], codec: ObjCodec = DEFAULT_CODEC
+) -> InventorySummary:
     """Scan ``persist``'s repository into ``out`` (created; must be empty or absent). ``source``
-    describes where the repository lives (backend, redacted url...) and goes into inventory.json."""
+    describes where the repository lives (backend, redacted url...) and goes into inventory.json;
+    ``codec`` is the one the store's layout writes, for the objects' sizes."""
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"Inventory directory {out} exists and is not empty; give a new --out")
     out.mkdir(parents=True, exist_ok=True)
@@ -67,7 +71,7 @@ def write_inventory(persist: Persist, out: Path, *, source: dict[str, Any]) -> I
     try:
         for ref in scan_references(persist):
             writers["references"].add(ref)
-        for rows in scan_objects(persist):
+        for rows in scan_objects(persist, codec):
             writers["objects"].add(rows.objects)
             obj_type = rows.objects["obj_type"]
             summary.bytes_by_type[obj_type] = (

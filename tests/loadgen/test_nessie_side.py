@@ -33,6 +33,7 @@ def test_a_mongodb_url_loses_only_lochkits_options() -> None:
     url = "mongodb://u:p@h:27017/db?replicaSet=rs0&collection_prefix=c_&directConnection=true"
     assert mongo_url(url) == "mongodb://u:p@h:27017/db?replicaSet=rs0&directConnection=true"
     assert mongo_url("mongodb://h:1/db?database=x") == "mongodb://h:1/db"
+    assert mongo_url("mongodb://h:1/db?layout=nessie&w=1") == "mongodb://h:1/db?w=1"
 
 
 def test_each_backend_gets_the_address_nessie_can_use(tmp_path: Path) -> None:

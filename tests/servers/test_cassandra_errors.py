@@ -23,6 +23,7 @@ from persist_spi.errors import (
     BackendError,
     BackendPermissionDenied,
     BackendSchemaMismatch,
+    BackendStoreMissing,
     BackendUnavailable,
     UnknownOperationResult,
 )
@@ -289,3 +290,98 @@ def test_scan_and_erase_page_through_a_large_directory(admin: CassandraAdapter) 
     admin.erase_repositories([repo])
     assert list(admin.scan_objs(repo, None)) == []
     assert admin.fetch_objs(repo, [r.obj_id for r in rows[:50]]) == [None] * 50
+
+
+# --- Nessie's layout (layout=nessie) -----------------------------------------------------------------
+
+
+def nessie_url(port: int, keyspace: str) -> str:
+    return url(port, keyspace) + "&layout=nessie"
+
+
+def test_nessie_layout_requires_its_keyspace_to_exist(
+    admin: CassandraAdapter, port: int, keyspace: str
+) -> None:
+    adapter = FACTORY.create(nessie_url(port, keyspace))
+    try:
+        error = expect(BackendStoreMissing, adapter.setup_schema, f"keyspace {keyspace} does not exist")
+        assert "create_keyspace=true" in error.fix
+    finally:
+        adapter.close()
+    found = admin.execute(
+        "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = %s", (keyspace,), "look"
+    )
+    assert found.one() is None, "nothing was created"
+
+
+def test_nessie_layout_keeps_nessies_tables_and_nulls(
+    admin: CassandraAdapter, port: int, keyspace: str
+) -> None:
+    """Only refs2 / objs2 in the keyspace; no history, no extended info and no version token are
+    null, created_at 0 is written; a reference row as Nessie writes it (nulls bound explicitly) is
+    read and moved by lochkit's compare-and-swap."""
+    create_keyspace(admin, keyspace)
+    adapter = FACTORY.create(nessie_url(port, keyspace))
+    try:
+        adapter.setup_schema()
+        tables = admin.execute(
+            "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace,), "tables"
+        )
+        assert sorted(row[0] for row in tables) == ["objs2", "refs2"]
+        ref = RefRow("main", b"\1" * 32, False, 0, None, b"")
+        assert adapter.insert_ref("nl", ref)
+        assert adapter.update_ref("nl", ref, ref._replace(pointer=b"\2" * 32))
+        assert adapter.insert_objs("nl", [_obj(b"\3" * 32, 17)]) == [True]
+        stored = admin.execute(
+            f"SELECT created_at, ext_info, prev_ptr FROM {keyspace}.refs2 "
+            "WHERE repo = 'nl' AND ref_name = 'main'",
+            (),
+            "read",
+        ).one()
+        assert tuple(stored) == (0, None, None)
+        obj = admin.execute(
+            f"SELECT obj_vers, obj_ref FROM {keyspace}.objs2 WHERE repo = 'nl' ALLOW FILTERING", (), "read"
+        )
+        assert tuple(obj.one()) == (None, 17)
+        admin.execute(
+            f"INSERT INTO {keyspace}.refs2 "
+            "(repo, ref_name, pointer, deleted, created_at, ext_info, prev_ptr) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            ("nl", "written-by-nessie", b"\4" * 32, False, 0, None, None),
+            "insert as Nessie does",
+        )
+        [found] = adapter.fetch_refs("nl", ["written-by-nessie"])
+        assert found == RefRow("written-by-nessie", b"\4" * 32, False, 0, None, b"")
+        assert adapter.update_ref("nl", found, found._replace(pointer=b"\5" * 32))
+        assert sorted(adapter.list_repositories()) == ["nl"]
+        assert [row.obj_id for row in adapter.scan_objs("nl", None)] == [b"\3" * 32]
+        adapter.erase_repositories(["nl"])
+        assert list(adapter.scan_objs("nl", None)) == []
+        assert adapter.fetch_refs("nl", ["main", "written-by-nessie"]) == [None, None]
+    finally:
+        adapter.close()
+
+
+def test_nessie_layout_checks_tables_as_nessie_does(
+    admin: CassandraAdapter, port: int, keyspace: str
+) -> None:
+    create_keyspace(admin, keyspace)
+    # Extra columns are fine; a partition key of another type is not.
+    admin.execute(
+        f"CREATE TABLE {keyspace}.refs2 (repo text, ref_name text, pointer blob, deleted boolean, "
+        "created_at bigint, ext_info blob, prev_ptr blob, note text, PRIMARY KEY ((repo, ref_name)))",
+        (),
+        "t",
+    )
+    admin.execute(
+        f"CREATE TABLE {keyspace}.objs2 (repo text, obj_id text, obj_type text, obj_vers text, "
+        "obj_value blob, obj_ref bigint, PRIMARY KEY ((repo, obj_id)))",
+        (),
+        "t",
+    )
+    adapter = FACTORY.create(nessie_url(port, keyspace))
+    try:
+        error = expect(BackendSchemaMismatch, adapter.setup_schema, f"{keyspace}.objs2", "obj_id text")
+        assert "never alters" in error.fix
+    finally:
+        adapter.close()

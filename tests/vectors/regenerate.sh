@@ -22,8 +22,9 @@ trap 'rm -rf "$out"' EXIT
 echo "Generating vectors with Nessie's jars..." >&2
 java -cp "$classpath" lochkit.vectors.GenerateVectors "$out"
 
-for f in nessie-object-ids.json nessie-index.json nessie-commit-ids.json; do
+for f in nessie-object-ids.json nessie-index.json nessie-commit-ids.json nessie-content.json nessie-version-store.json nessie-objproto.json \
+    nessie-key-order.json nessie-smile.json; do
   test -s "$out/$f" || { echo "generator did not write $f" >&2; exit 1; }
   cp "$out/$f" "$here/$f"
 done
-echo "Wrote nessie-object-ids.json, nessie-index.json and nessie-commit-ids.json in $here" >&2
+echo "Wrote the nessie-*.json vectors in $here" >&2

@@ -18,10 +18,16 @@ public final class GenerateVectors {
       System.err.println("usage: GenerateVectors <output directory>");
       System.exit(2);
     }
+    SeededRandomUuids.install(); // before anything in this JVM draws a random UUID
     Path out = Path.of(args[0]);
     Files.createDirectories(out);
     Json.write(out.resolve("nessie-object-ids.json"), ObjectIdVectors.generate());
     Json.write(out.resolve("nessie-index.json"), IndexVectors.generate());
     Json.write(out.resolve("nessie-commit-ids.json"), CommitVectors.generate());
+    Json.write(out.resolve("nessie-content.json"), ContentVectors.generate());
+    Json.write(out.resolve("nessie-version-store.json"), VersionStoreVectors.generate());
+    Json.write(out.resolve("nessie-objproto.json"), ObjProtoVectors.generate());
+    Json.write(out.resolve("nessie-key-order.json"), KeyOrderVectors.generate());
+    Json.write(out.resolve("nessie-smile.json"), SmileVectors.generate());
   }
 }

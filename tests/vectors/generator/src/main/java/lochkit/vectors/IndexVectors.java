@@ -286,14 +286,7 @@ final class IndexVectors {
         StoreIndex<CommitOp> index = build(spec);
         List<Object> jsonParts = new ArrayList<>();
         for (StoreIndex<CommitOp> part : index.divide(n)) {
-          ByteString serialized = part.serialize();
-          jsonParts.add(
-              obj(
-                  "first_key", elements(part.first()),
-                  "last_key", elements(part.last()),
-                  "element_count", part.elementCount(),
-                  "serialized_hex", hex(serialized),
-                  "estimated_serialized_size", part.estimatedSerializedSize()));
+          jsonParts.add(partJson(part));
         }
         result.add(
             obj(
@@ -304,6 +297,17 @@ final class IndexVectors {
       }
     }
     return result;
+  }
+
+  /** One part of a {@code divide(n)}: its bounds, size, bytes and estimate. */
+  static Map<String, Object> partJson(StoreIndex<CommitOp> part) {
+    ByteString serialized = part.serialize();
+    return obj(
+        "first_key", elements(part.first()),
+        "last_key", elements(part.last()),
+        "element_count", part.elementCount(),
+        "serialized_hex", hex(serialized),
+        "estimated_serialized_size", part.estimatedSerializedSize());
   }
 
   // --- legacy (v1) serialisation -------------------------------------------------------------

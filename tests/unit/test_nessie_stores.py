@@ -1,0 +1,65 @@
+"""Nessie's settings for a database lochkit provisioned: the store type, the properties pointing at
+the same database, caches off, and secrets kept out of the command line."""
+
+from __future__ import annotations
+
+import pytest
+
+from provisioning.base import ProvisioningFailed
+from provisioning.servers.nessie_stores import shared_store
+
+
+def test_postgres_points_jdbc2_at_the_same_database_with_the_password_apart() -> None:
+    shared = shared_store("postgres", "postgresql://lochkit:s%40cret@127.0.0.1:5433/shared_1?sslmode=disable")
+    assert shared.store == "JDBC2"
+    props = shared.properties
+    assert props["nessie.version.store.type"] == "JDBC2"
+    assert props["nessie.version.store.persist.jdbc.datasource"] == "postgresql"
+    assert props["quarkus.datasource.postgresql.jdbc.url"] == "jdbc:postgresql://127.0.0.1:5433/shared_1"
+    assert props["quarkus.datasource.postgresql.username"] == "lochkit"
+    assert "s@cret" not in " ".join(props.values())
+    assert shared.environment() == {"QUARKUS_DATASOURCE_POSTGRESQL_PASSWORD": "s@cret"}
+
+
+def test_every_store_runs_without_nessies_caches() -> None:
+    urls = {
+        "postgres": "postgresql://u:p@h:1/d",
+        "rocksdb": "rocksdb:///data/dir",
+        "cassandra": "cassandra://127.0.0.1:9042/nessie",
+        "dynamodb": "dynamodb://127.0.0.1:8000?region=us-west-2&table_prefix=",
+        "mongodb": "mongodb://127.0.0.1:27017/?database=nessie",
+    }
+    for backend, url in urls.items():
+        props = shared_store(backend, url).properties
+        assert props["nessie.version.store.persist.cache-capacity-mb"] == "0", backend
+        assert not any("reference-cache" in k for k in props), backend
+
+
+def test_rocksdb_cassandra_dynamodb_mongodb_properties() -> None:
+    rocks = shared_store("rocksdb", "rocksdb:///data/dir?layout=nessie").properties
+    assert rocks["nessie.version.store.persist.rocks.database-path"] == "/data/dir"
+    cassandra = shared_store("cassandra", "cassandra://10.0.0.1,10.0.0.2:9043/nessie?local_dc=dc2").properties
+    assert cassandra["quarkus.cassandra.contact-points"] == "10.0.0.1:9042,10.0.0.2:9043"
+    assert cassandra["quarkus.cassandra.local-datacenter"] == "dc2"
+    assert cassandra["quarkus.cassandra.keyspace"] == "nessie"
+    dynamo = shared_store("dynamodb", "dynamodb://127.0.0.1:8000?region=eu-west-1&table_prefix=")
+    assert dynamo.properties["quarkus.dynamodb.endpoint-override"] == "http://127.0.0.1:8000"
+    assert dynamo.properties["quarkus.dynamodb.aws.region"] == "eu-west-1"
+    assert dynamo.properties["nessie.version.store.persist.dynamodb.table-prefix"] == ""
+    mongo = shared_store("mongodb", "mongodb://u:pw@127.0.0.1:27017/?database=nessie&layout=nessie")
+    assert mongo.properties["quarkus.mongodb.database"] == "nessie"
+    assert mongo.environment() == {"QUARKUS_MONGODB_CONNECTION_STRING": "mongodb://u:pw@127.0.0.1:27017/"}
+
+
+@pytest.mark.parametrize(
+    ("backend", "url"),
+    [
+        ("inmemory", "x"),
+        ("rocksdb", "relative/dir"),
+        ("dynamodb", "dynamodb://aws?region=x"),
+        ("postgres", "mysql://h/d"),
+    ],
+)
+def test_what_cannot_be_shared_is_refused_with_the_reason(backend: str, url: str) -> None:
+    with pytest.raises(ProvisioningFailed, match="nessie: "):
+        shared_store(backend, url)
