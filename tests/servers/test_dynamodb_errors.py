@@ -31,22 +31,16 @@ from persist_spi.errors import (
     ObjTooLarge,
 )
 from provisioning.base import Provisioned
-from provisioning.registry import provision
 from provisioning.servers.process import free_port
-from provisioning.workdir import workdir
+from tests.servers.provisioned import provisioned_server
 
 FACTORY = DynamoBackendFactory()
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Provisioned]:
-    method = os.environ.get("LOCHKIT_PROVISION", "auto")
-    with workdir("dynamodb-errors") as where:
-        provisioned = provision("dynamodb", FACTORY, urls={}, method=method, workdir=where)
-        try:
-            yield provisioned
-        finally:
-            provisioned.stop()
+    with provisioned_server("dynamodb", FACTORY, "dynamodb-errors") as provisioned:
+        yield provisioned
 
 
 @pytest.fixture

@@ -20,8 +20,7 @@ from backends.dynamodb.adapter import DynamoDBAdapter
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import BackendSchemaMismatch
 from provisioning.base import Provisioned
-from provisioning.registry import provision
-from provisioning.workdir import workdir
+from tests.servers.provisioned import provisioned_server
 
 FACTORY = DynamoBackendFactory()
 POINTER = b"\x11" * 32
@@ -29,13 +28,8 @@ POINTER = b"\x11" * 32
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Provisioned]:
-    method = os.environ.get("LOCHKIT_PROVISION", "auto")
-    with workdir("dynamodb-nessie-layout") as where:
-        provisioned = provision("dynamodb", FACTORY, urls={}, method=method, workdir=where)
-        try:
-            yield provisioned
-        finally:
-            provisioned.stop()
+    with provisioned_server("dynamodb", FACTORY, "dynamodb-nessie-layout") as provisioned:
+        yield provisioned
 
 
 @pytest.fixture
