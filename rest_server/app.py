@@ -35,6 +35,7 @@ from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.store import VersionStore
 from rest_server.context import Call
 from rest_server.errors import CLIENT_SPEC_HEADER, ApiError, error_answer
+from rest_server.principal import principal_of
 
 #: The REST API spec version lochkit serves (Nessie 0.99 answers the same).
 SPEC_VERSION: Final = "2.2.0"
@@ -153,7 +154,8 @@ async def _answer(
         query: dict[str, list[str]] = {}
         for name, value in request.query_params.multi_items():
             query.setdefault(name, []).append(value)
-        result = await run_in_threadpool(lambda: handler(Call(store(), query, body)))
+        principal = principal_of(request.scope)
+        result = await run_in_threadpool(lambda: handler(Call(store(), query, body, principal)))
     except Exception as e:  # every failure becomes Nessie's error answer
         status, answer = error_answer(e, spec, f"{request.method} {request.url.path}")
         return JSONResponse(answer, status_code=status)

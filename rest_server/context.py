@@ -14,6 +14,7 @@ from persist_spi.versionstore.commit_specs import parse_commit_spec
 from persist_spi.versionstore.content import ContentKey
 from persist_spi.versionstore.refs import NamedRef, ReferenceInfo
 from rest_server.errors import bad_request
+from rest_server.principal import Principal
 from rest_server.ref_path import RefAddress, parse_ref_element
 
 #: The name Nessie gives a commit addressed by its hash alone.
@@ -43,6 +44,8 @@ class Call:
     store: VersionStoreApi
     query: dict[str, list[str]]
     body: Any = None
+    #: Who sent the request (None when the server runs without authentication).
+    principal: Principal | None = None
     _default_branch: str | None = field(default=None, repr=False)
 
     # --- parameters ------------------------------------------------------------------------------
