@@ -38,9 +38,11 @@ def run_backend(
     workdir: Path,
     directions: Sequence[str] = DIRECTIONS,
     concurrent_commits: int = CONCURRENT_COMMITS,
+    postgres_variants: Sequence[str] = (PRECREATED, NESSIE_CREATES),
 ) -> list[Outcome]:
     """Every direction asked for on ``backend``, on servers and databases made for this run (and
-    stopped or left in ``workdir`` afterwards)."""
+    stopped or left in ``workdir`` afterwards). On PostgreSQL, the Nessie-first directions run once
+    per ``postgres_variants`` (Nessie's DDL run first, Nessie creating its tables itself)."""
     if backend not in BACKENDS:
         raise ProvisioningFailed(f"shared-db: runs on {', '.join(BACKENDS)}; {backend} is not among them yet")
     classpath = functools.cache(nessie_jvm.build)
@@ -56,7 +58,7 @@ def run_backend(
             def db_for(variant: str) -> SharedDatabase:
                 return fresh_postgres(url, admin, workdir / _slug(variant), precreate=variant == PRECREATED)
 
-            return run_all(db_for, classpath, directions, (PRECREATED, NESSIE_CREATES), concurrent_commits)
+            return run_all(db_for, classpath, directions, postgres_variants, concurrent_commits)
 
         if backend == "rocksdb":
 
