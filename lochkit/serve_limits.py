@@ -32,7 +32,7 @@ _OPTIONS: Final = (
         "--max-decompressed-size",
         "max_decompressed_size",
         "SIZE",
-        f"largest gzip/deflate request body once inflated, stopped there: 413 (default 32MiB; {_OFF})",
+        f"largest gzip/deflate body once inflated, stopped there: 413 (default 10MiB, as Nessie's; {_OFF})",
     ),
     (
         "--max-keys",

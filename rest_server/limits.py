@@ -36,8 +36,8 @@ class RequestLimits:
 
     #: Bytes of a request body as sent (compressed or not): 413 (Quarkus' default under Nessie).
     max_body_size: int | None = 10 * MIB
-    #: Bytes of a gzip or deflate body once inflated: 413.
-    max_decompressed_size: int | None = 32 * MIB
+    #: Bytes of a gzip or deflate body once inflated: 413 (Nessie's server counts these too).
+    max_decompressed_size: int | None = 10 * MIB
     #: Content keys, operations or hashes one request may name: 400.
     max_keys: int | None = 10_000
     #: Records of one page: a larger ``max-records``, or none, is lowered to it (as Nessie caps its log).
@@ -89,8 +89,9 @@ OPTIONS: Final = {
 _COUNTED_FIELDS: Final = ("requestedKeys", "operations", "hashesToTransplant", "keyMergeModes")
 
 
-def _refusal(status: int, what: str, limit: object, option: str) -> ApiError:
-    return ApiError(status, "BAD_REQUEST", f"{what} (the server's limit is {limit}; {option} raises it)")
+def _refusal(status: int, message: str, field: str) -> ApiError:
+    """A refusal saying what crossed which limit, and the ``lochkit serve`` option that raises it."""
+    return ApiError(status, "BAD_REQUEST", f"{message} ({OPTIONS[field]} raises it)")
 
 
 async def read_body(request: Request, limits: RequestLimits) -> bytes:
@@ -104,7 +105,9 @@ async def read_body(request: Request, limits: RequestLimits) -> bytes:
             raise ApiError(400, "BAD_REQUEST", f"Content-Length '{declared}' is not a number") from None
         if length > max_wire:
             raise _refusal(
-                413, f"The request body of {length} bytes is too large", max_wire, OPTIONS["max_body_size"]
+                413,
+                f"The request body of {length} bytes is over the server's limit of {max_wire} bytes",
+                "max_body_size",
             )
     inflater = _inflater(request.headers.get("content-encoding", "identity"), limits.max_decompressed_size)
     body = bytearray()
@@ -117,9 +120,8 @@ async def read_body(request: Request, limits: RequestLimits) -> bytes:
                 if max_wire is not None and received > max_wire:
                     raise _refusal(
                         413,
-                        f"The request body is larger than {max_wire} bytes",
-                        max_wire,
-                        OPTIONS["max_body_size"],
+                        f"The request body is over the server's limit of {max_wire} bytes",
+                        "max_body_size",
                     )
                 if refused is not None:
                     continue  # read to its end (within the wire limit) so the client reads the answer
@@ -134,9 +136,8 @@ async def read_body(request: Request, limits: RequestLimits) -> bytes:
     except TimeoutError:
         raise _refusal(
             408,
-            f"The request body did not arrive within {limits.body_timeout:g} s",
-            f"{limits.body_timeout:g} s",
-            OPTIONS["body_timeout"],
+            f"The request body did not arrive within the server's limit of {limits.body_timeout:g} s",
+            "body_timeout",
         ) from None
     except ClientDisconnect:
         raise ApiError(400, "BAD_REQUEST", "The client disconnected before sending its whole body") from None
@@ -170,9 +171,9 @@ class _Inflater:
             if self._limit is not None and self._size > self._limit:
                 raise _refusal(
                     413,
-                    f"The {self._encoding} request body inflates to more than {self._limit} bytes",
-                    self._limit,
-                    OPTIONS["max_decompressed_size"],
+                    f"The {self._encoding} request body inflates to more than the server's limit "
+                    f"of {self._limit} bytes",
+                    "max_decompressed_size",
                 )
             into += out
             data = self._stream.unconsumed_tail
@@ -206,7 +207,9 @@ def check_counts(query: Mapping[str, list[str]], body: Any, limits: RequestLimit
         ]
     for what, count in counted:
         if count > limit:
-            raise _refusal(400, f"The request has {count} {what}, too many", limit, OPTIONS["max_keys"])
+            raise _refusal(
+                400, f"The request has {count} {what}, over the server's limit of {limit}", "max_keys"
+            )
 
 
 def cap_page_size(query: dict[str, list[str]], limits: RequestLimits) -> None:
@@ -239,9 +242,9 @@ async def within_read_timeout(
         task.add_done_callback(lambda finished: finished.cancelled() or finished.exception())
         raise _refusal(
             503,
-            f"The read took longer than {limits.read_timeout:g} s",
-            f"{limits.read_timeout:g} s",
-            OPTIONS["read_timeout"],
+            f"The read took longer than the server's limit of {limits.read_timeout:g} s; try a "
+            "smaller page or a narrower filter",
+            "read_timeout",
         )
     return task.result()
 
@@ -262,9 +265,8 @@ class ConcurrencyLimit:
         if self._in_progress >= self._limit:
             error = _refusal(
                 503,
-                f"The server is handling {self._in_progress} requests already",
-                self._limit,
-                OPTIONS["max_concurrent_requests"],
+                f"The server is at its limit of {self._limit} requests in progress; retry shortly",
+                "max_concurrent_requests",
             )
             await JSONResponse(error.body(), status_code=503, headers={"Retry-After": "1"})(
                 scope, receive, send

@@ -98,7 +98,7 @@ def test_a_body_over_the_limit_is_refused_by_its_content_length(uri: str) -> Non
     answer = requests.post(
         f"{uri}/trees/main/contents", data=padding, timeout=60, headers={"Content-Type": "application/json"}
     )
-    _refused(answer, 413, "3", "2000", "--max-body-size")
+    _refused(answer, 413, "body of 3", "limit of 2000 bytes", "--max-body-size raises it")
 
 
 def test_a_chunked_body_over_the_limit_is_refused_while_it_arrives(uri: str) -> None:
@@ -109,7 +109,7 @@ def test_a_chunked_body_over_the_limit_is_refused_while_it_arrives(uri: str) -> 
         yield b'"}'
 
     answer = requests.post(f"{uri}/trees/main/contents", data=chunks(), timeout=60)
-    _refused(answer, 413, "larger than 2000 bytes", "--max-body-size")
+    _refused(answer, 413, "over the server's limit of 2000 bytes", "--max-body-size")
 
 
 def test_a_body_within_the_limits_is_answered(uri: str) -> None:
@@ -135,7 +135,10 @@ def test_a_compressed_body_inflating_over_the_limit_is_refused(uri: str, encodin
         f"{uri}/trees/main/contents", data=data, headers={"Content-Encoding": encoding}, timeout=60
     )
     _refused(
-        answer, 413, f"{encoding} request body inflates to more than 4000 bytes", "--max-decompressed-size"
+        answer,
+        413,
+        f"{encoding} request body inflates to more than the server's limit of 4000 bytes",
+        "--max-decompressed-size",
     )
 
 
@@ -172,7 +175,7 @@ def test_more_keys_than_the_limit_are_refused_in_every_place_a_request_names_the
         ),
     ]
     for answer in refused:
-        _refused(answer, 400, "4", "too many", "limit is 3", "--max-keys")
+        _refused(answer, 400, "has 4", "limit of 3", "--max-keys raises it")
     # Three are within the limit.
     answer = requests.get(f"{uri}/trees/main/contents", params=four_keys[:3], timeout=60)
     assert answer.status_code == 200, answer.text
@@ -222,7 +225,7 @@ def test_a_body_trickling_past_the_body_timeout_is_a_408(uri: str) -> None:
         answer = _read_answer(client)
     assert answer.startswith(b"HTTP/1.1 408"), answer
     body = json.loads(answer.split(b"\r\n\r\n", 1)[1])
-    assert "did not arrive within 1 s" in body["message"]
+    assert "did not arrive within the server's limit of 1 s" in body["message"]
     assert "--body-timeout" in body["message"]
 
 
@@ -257,7 +260,7 @@ def test_a_read_over_the_read_timeout_is_answered_503_and_its_work_finishes(stor
         answer = requests.get(f"{server.uri}/trees", timeout=60)
         assert not slow.finished.is_set()  # answered before the work ended
         assert answer.status_code == 503, answer.text
-        assert "took longer than 0.2 s" in answer.json()["message"]
+        assert "took longer than the server's limit of 0.2 s" in answer.json()["message"]
         assert "--read-timeout" in answer.json()["message"]
         assert slow.finished.wait(30)
         slow.seconds = 0
