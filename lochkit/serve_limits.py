@@ -74,6 +74,15 @@ _OPTIONS: Final = (
         f"requests in progress at once; more are answered 503 at once (default 500; {_OFF})",
     ),
     (
+        "--header-timeout",
+        "header_timeout",
+        "DURATION",
+        (
+            "longest a client may take to send a request's line and headers: the connection is "
+            f"closed (default 10s; {_OFF})"
+        ),
+    ),
+    (
         "--keep-alive-timeout",
         "keep_alive_timeout",
         "DURATION",

@@ -50,14 +50,18 @@ class RequestLimits:
     max_concurrent_requests: int | None = 500
     #: Seconds an idle keep-alive connection stays open (uvicorn's option).
     keep_alive_timeout: float = 5.0
+    #: Seconds a client may take to send a request's line and headers: the connection is closed.
+    header_timeout: float | None = 10.0
     #: Bytes of a request line plus headers (uvicorn's h11 option): larger is answered 400.
     max_header_size: int = 16 * KIB
 
     def uvicorn_options(self) -> dict[str, Any]:
-        """What uvicorn enforces itself: idle connections and header sizes (h11 bounds headers;
-        httptools, uvicorn's other parser, has no such option)."""
+        """What uvicorn enforces: idle connections, header sizes (h11 bounds headers; httptools,
+        uvicorn's other parser, has no such option) and, through our protocol, header time."""
+        from rest_server.header_deadline import header_deadline_protocol
+
         return {
-            "http": "h11",
+            "http": "h11" if self.header_timeout is None else header_deadline_protocol(self.header_timeout),
             "timeout_keep_alive": self.keep_alive_timeout,
             "h11_max_incomplete_event_size": self.max_header_size,
         }
@@ -72,6 +76,7 @@ UNBOUNDED: Final = RequestLimits(
     body_timeout=None,
     read_timeout=None,
     max_concurrent_requests=None,
+    header_timeout=None,
 )
 
 #: The ``lochkit serve`` option of each limit, named in every refusal.

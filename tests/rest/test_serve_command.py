@@ -85,6 +85,7 @@ def _values_to_try(action: argparse.Action, tmp_path: Path) -> list[list[str]]:
         "read_timeout": ["2m", "0"],
         "max_concurrent_requests": ["50", "0"],
         "keep_alive_timeout": ["30"],
+        "header_timeout": ["20s", "0"],
         "max_header_size": ["64KiB"],
     }
     assert action.dest in samples, f"no sample value for {action.option_strings}: add one here"

@@ -56,7 +56,14 @@ def served() -> Iterator[tuple[str, int]]:
     """``lochkit serve`` over in-memory storage with its default limits but for the connection
     limits uvicorn enforces (set below their defaults, to be seen applied): (v2 base URI, server pid)."""
     port = _free_port()
-    connection_limits = ["--max-header-size", "8KiB", "--keep-alive-timeout", "0.5s"]
+    connection_limits = [
+        "--max-header-size",
+        "8KiB",
+        "--keep-alive-timeout",
+        "0.5s",
+        "--header-timeout",
+        "1s",
+    ]
     process = subprocess.Popen(
         [CLI, "serve", "--backend", "inmemory", "--port", str(port), *connection_limits],
         stdout=subprocess.PIPE,
@@ -140,6 +147,26 @@ def test_an_idle_connection_is_closed_after_the_keep_alive_timeout(served: tuple
 
 
 @pytest.mark.parametrize(
+    "sent",
+    [b"", b"GET /api/v2/config HTTP/1.1\r\nHost: x\r\n"],
+    ids=["nothing", "headers-without-their-end"],
+)
+def test_a_connection_without_complete_headers_is_closed_after_the_header_timeout(
+    served: tuple[str, int], sent: bytes
+) -> None:
+    uri, _ = served
+    with _connect(uri) as client:
+        client.sendall(sent)
+        assert client.recv(65536) == b""  # closed by the server after 1 s (recv would wait 10 s)
+    # Headers completed within the time are answered.
+    with _connect(uri) as client:
+        client.sendall(b"GET /api/v2/config HTTP/1.1\r\nHost: x\r\n")
+        time.sleep(0.3)
+        client.sendall(b"\r\n")
+        assert client.recv(65536).startswith(b"HTTP/1.1 200")
+
+
+@pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["--max-body-size", "ten"], "--max-body-size 'ten' is not a size: use bytes"),
@@ -202,6 +229,7 @@ def test_each_option_help_shows_its_default() -> None:
         "read_timeout": f"default {defaults.read_timeout:g}s",
         "max_concurrent_requests": f"default {defaults.max_concurrent_requests}",
         "keep_alive_timeout": f"default {defaults.keep_alive_timeout:g}s",
+        "header_timeout": f"default {defaults.header_timeout:g}s",
         "max_header_size": f"default {defaults.max_header_size // 1024}KiB",
     }
     for dest, text in expected.items():
