@@ -95,8 +95,11 @@ _COUNTED_FIELDS: Final = ("requestedKeys", "operations", "hashesToTransplant", "
 
 
 def _refusal(status: int, message: str, field: str) -> ApiError:
-    """A refusal saying what crossed which limit, and the ``lochkit serve`` option that raises it."""
-    return ApiError(status, "BAD_REQUEST", f"{message} ({OPTIONS[field]} raises it)")
+    """A refusal saying what crossed which limit, and the ``lochkit serve`` option that raises it.
+    A 4xx is the request's fault (``BAD_REQUEST``, so Nessie's clients raise their bad-request
+    error); a 503 is the server's state, which Nessie's model calls ``UNKNOWN``."""
+    code = "BAD_REQUEST" if status < 500 else "UNKNOWN"
+    return ApiError(status, code, f"{message} ({OPTIONS[field]} raises it)")
 
 
 async def read_body(request: Request, limits: RequestLimits) -> bytes:

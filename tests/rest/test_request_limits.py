@@ -262,6 +262,7 @@ def test_a_read_over_the_read_timeout_is_answered_503_and_its_work_finishes(stor
         assert answer.status_code == 503, answer.text
         assert "took longer than the server's limit of 0.2 s" in answer.json()["message"]
         assert "--read-timeout" in answer.json()["message"]
+        assert answer.json()["errorCode"] == "UNKNOWN"
         assert slow.finished.wait(30)
         slow.seconds = 0
         assert requests.get(f"{server.uri}/trees", timeout=60).status_code == 200
@@ -293,4 +294,5 @@ def test_requests_over_the_concurrency_limit_are_answered_503_at_once(store: Ver
         assert second.status_code == 503, second.text
         assert second.headers["Retry-After"] == "1"
         assert "--max-concurrent-requests" in second.json()["message"]
+        assert second.json()["errorCode"] == "UNKNOWN"
         assert first[0].status_code == 200
