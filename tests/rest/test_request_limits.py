@@ -22,6 +22,8 @@ from persist_spi.versionstore.api import VersionStoreApi
 from rest_server import BackgroundServer, create_app
 from rest_server.limits import RequestLimits
 
+from .wire import read_raw_answer
+
 #: Small limits, so that each is easy to cross.
 LIMITS = RequestLimits(
     max_body_size=2000,
@@ -222,22 +224,11 @@ def test_a_body_trickling_past_the_body_timeout_is_a_408(uri: str) -> None:
             b"POST /api/v2/trees/main/contents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
             b'Content-Length: 100\r\n\r\n{"requested'
         )
-        answer = _read_answer(client)
+        answer = read_raw_answer(client)
     assert answer.startswith(b"HTTP/1.1 408"), answer
     body = json.loads(answer.split(b"\r\n\r\n", 1)[1])
     assert "did not arrive within the server's limit of 1 s" in body["message"]
     assert "--body-timeout" in body["message"]
-
-
-def _read_answer(client: socket.socket) -> bytes:
-    received = b""
-    while chunk := client.recv(65536):
-        received += chunk
-        head, _, body = received.partition(b"\r\n\r\n")
-        length = [line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")]
-        if length and len(body) >= int(length[0].split(b":")[1]):
-            break
-    return received
 
 
 class _SlowStore:
