@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime
 import json
 import re
-import zlib
 from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import unquote
@@ -35,6 +34,15 @@ from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.store import VersionStore
 from rest_server.context import Call
 from rest_server.errors import CLIENT_SPEC_HEADER, ApiError, error_answer
+from rest_server.limits import (
+    UNBOUNDED,
+    RequestLimits,
+    bounded,
+    cap_page_size,
+    check_counts,
+    read_body,
+    within_read_timeout,
+)
 from rest_server.principal import principal_of
 
 #: The REST API spec version lochkit serves (Nessie 0.99 answers the same).
@@ -67,16 +75,17 @@ _ROUTES: Final[dict[tuple[str, str], Handler]] = {
 }
 
 
-def create_app(store: StoreSource) -> Starlette:
-    """Nessie's REST API v2 over the store ``store()`` returns (asked once per request)."""
+def create_app(store: StoreSource, *, limits: RequestLimits = UNBOUNDED) -> Starlette:
+    """Nessie's REST API v2 over the store ``store()`` returns (asked once per request), within
+    ``limits`` (none unless given; ``lochkit serve`` gives its options')."""
 
     async def config(request: Request) -> Response:
-        return await _answer(request, store, lambda call: _config(call.store))
+        return await _answer(request, store, limits, lambda call: _config(call.store))
 
     async def trees(request: Request) -> Response:
         if request.method == "GET":
-            return await _answer(request, store, references.list_references)
-        return await _answer(request, store, references.create_reference)
+            return await _answer(request, store, limits, references.list_references)
+        return await _answer(request, store, limits, references.create_reference)
 
     async def tree_path(request: Request) -> Response:
         raw = request.scope.get("raw_path") or request.url.path.encode()
@@ -86,14 +95,14 @@ def create_app(store: StoreSource) -> Starlette:
         ref, rest = unquote(match.group("ref")), match.group("rest")
         if rest.startswith("/contents/") and request.method == "GET":
             key = unquote(match.group("key"))
-            return await _answer(request, store, lambda call: reads.get_content(call, ref, key))
+            return await _answer(request, store, limits, lambda call: reads.get_content(call, ref, key))
         if rest.startswith("/diff/") and request.method == "GET":
             to = unquote(match.group("to"))
-            return await _answer(request, store, lambda call: reads.get_diff(call, ref, to))
+            return await _answer(request, store, limits, lambda call: reads.get_diff(call, ref, to))
         handler = _ROUTES.get((request.method, rest))
         if handler is None:
             return _not_found(request)
-        return await _answer(request, store, lambda call: handler(call, ref))
+        return await _answer(request, store, limits, lambda call: handler(call, ref))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
@@ -102,7 +111,7 @@ def create_app(store: StoreSource) -> Starlette:
 
     return Starlette(
         # Large listings (entries, logs) shrink a lot; Nessie's clients ask for gzip.
-        middleware=[Middleware(GZipMiddleware, minimum_size=4096)],
+        middleware=[*bounded(limits), Middleware(GZipMiddleware, minimum_size=4096)],
         routes=[
             Route(f"{PREFIX}/config", config, methods=["GET"]),
             Route(f"{PREFIX}/trees", trees, methods=["GET", "POST"]),
@@ -146,37 +155,29 @@ def _not_found(request: Request) -> Response:
 
 
 async def _answer(
-    request: Request, store: StoreSource, handler: Callable[[Call], dict[str, Any]]
+    request: Request, store: StoreSource, limits: RequestLimits, handler: Callable[[Call], dict[str, Any]]
 ) -> Response:
     spec = request.headers.get(CLIENT_SPEC_HEADER)
     try:
-        body = await _body(request)
+        body = await _body(request, limits)
         query: dict[str, list[str]] = {}
         for name, value in request.query_params.multi_items():
             query.setdefault(name, []).append(value)
+        check_counts(query, body, limits)
+        cap_page_size(query, limits)
         principal = principal_of(request.scope)
-        result = await run_in_threadpool(lambda: handler(Call(store(), query, body, principal)))
+        work = run_in_threadpool(lambda: handler(Call(store(), query, body, principal)))
+        result = await within_read_timeout(request.method, work, limits)
     except Exception as e:  # every failure becomes Nessie's error answer
         status, answer = error_answer(e, spec, f"{request.method} {request.url.path}")
         return JSONResponse(answer, status_code=status)
     return JSONResponse(result)
 
 
-async def _body(request: Request) -> Any:
+async def _body(request: Request, limits: RequestLimits) -> Any:
     if request.method not in ("POST", "PUT"):
         return None
-    raw = await request.body()
-    encoding = request.headers.get("content-encoding", "identity").strip().lower()
-    if encoding in ("gzip", "deflate"):
-        # Nessie's Java client compresses request bodies.
-        try:
-            raw = zlib.decompress(raw, wbits=47 if encoding == "gzip" else 15)
-        except zlib.error as e:
-            raise ApiError(
-                400, "BAD_REQUEST", f"The request body is not valid {encoding} data: {e}"
-            ) from None
-    elif encoding != "identity":
-        raise ApiError(400, "BAD_REQUEST", f"Unsupported Content-Encoding '{encoding}' (gzip, deflate)")
+    raw = await read_body(request, limits)
     if not raw.strip():
         return None
     try:

@@ -11,12 +11,18 @@ from typing import Final
 import uvicorn
 from starlette.applications import Starlette
 
+from rest_server.limits import RequestLimits
+
 _START_TIMEOUT: Final = 30.0
 
 
-def serve_forever(app: Starlette, host: str, port: int, *, log_level: str = "warning") -> None:
-    """Serve until interrupted (Ctrl-C or SIGTERM: uvicorn finishes open requests first)."""
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+def serve_forever(
+    app: Starlette, host: str, port: int, *, log_level: str = "warning", limits: RequestLimits | None = None
+) -> None:
+    """Serve until interrupted (Ctrl-C or SIGTERM: uvicorn finishes open requests first); with
+    ``limits``, uvicorn enforces their connection limits (idle keep-alive, header size)."""
+    options = limits.uvicorn_options() if limits is not None else {}
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, **options)
 
 
 class BackgroundServer:

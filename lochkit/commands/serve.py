@@ -25,12 +25,14 @@ DEFAULT_PORT: Final = 19120
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from loadgen.targets.opening import add_policy_argument, add_target_arguments
+    from lochkit.serve_limits import add_limit_arguments
 
     # No Nessie server options: serve opens a lochkit backend, and a Nessie server serves this API itself.
     add_target_arguments(parser, nessie=False)
     add_policy_argument(parser, over_rest=False)
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    add_limit_arguments(parser)
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
@@ -111,11 +113,13 @@ def _address_problem(host: str, port: int) -> str | None:
 
 def _serve(args: argparse.Namespace, target: object, policy: str) -> int:
     from loadgen.targets import Target
+    from lochkit.serve_limits import limits_from_args
     from rest_server import create_app, serve_forever
 
     assert isinstance(target, Target)
     api = target.api
-    app = create_app(lambda: api)
+    limits = limits_from_args(args)
+    app = create_app(lambda: api, limits=limits)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"lochkit serve: Nessie REST API v2 at http://{host}:{args.port}/api/v2")
     print(f"  over {target.describe()}, commit policy {policy}")
@@ -124,7 +128,7 @@ def _serve(args: argparse.Namespace, target: object, policy: str) -> int:
     if not _is_loopback(args.host):
         print("  warning: no authentication, and this address is reachable from other hosts")
     print("  Ctrl-C stops it.", flush=True)
-    serve_forever(app, args.host, args.port)
+    serve_forever(app, args.host, args.port, limits=limits)
     return 0
 
 

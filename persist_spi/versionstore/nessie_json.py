@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
+import http
 import json
 import uuid
 from collections.abc import Mapping, Sequence
@@ -713,7 +714,8 @@ class NessieServerError(RuntimeError):
 
 def error_body(status: int, code: str, message: str, details: Json | None = None) -> Json:
     """An error answer's body, as Nessie's server writes it."""
-    body: Json = {"status": status, "reason": _REASONS.get(status, ""), "message": message, "errorCode": code}
+    reason = _REASONS.get(status) or _http_reason(status)
+    body: Json = {"status": status, "reason": reason, "message": message, "errorCode": code}
     if details is not None:
         body["errorDetails"] = details
     body["serverStackTrace"] = None
@@ -721,6 +723,14 @@ def error_body(status: int, code: str, message: str, details: Json | None = None
 
 
 _REASONS: Final = {400: "Bad Request", 404: "Not Found", 409: "Conflict", 500: "Internal Server Error"}
+
+
+def _http_reason(status: int) -> str:
+    """HTTP's reason phrase for the statuses Nessie's errors do not list (413, 503, ...)."""
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 def content_not_found_to_json(key: ContentKey, ref_name: str) -> tuple[int, Json]:

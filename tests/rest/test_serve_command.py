@@ -77,6 +77,16 @@ def _values_to_try(action: argparse.Action, tmp_path: Path) -> list[list[str]]:
         "host": ["127.0.0.1", "localhost"],
         "port": [str(_free_port())],
         "repository": ["", "catalog"],
+        "max_body_size": ["1048576", "20MiB", "0"],
+        "max_decompressed_size": ["64MiB", "0"],
+        "max_keys": ["100", "0"],
+        "max_page_size": ["500", "0"],
+        "body_timeout": ["10s", "0"],
+        "read_timeout": ["2m", "0"],
+        "max_concurrent_requests": ["50", "0"],
+        "keep_alive_timeout": ["30"],
+        "header_timeout": ["20s", "0"],
+        "max_header_size": ["64KiB"],
     }
     assert action.dest in samples, f"no sample value for {action.option_strings}: add one here"
     return [[value] for value in samples[action.dest]]

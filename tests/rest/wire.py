@@ -3,6 +3,7 @@ valid and invalid (each invalid one with what the answer must say)."""
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -246,3 +247,15 @@ CONVERTED_BY_NESSIE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "number-in-history": ({**DELTA, "metadataLocationHistory": [1]}, {"metadataLocationHistory": ["1"]}),
     "number-for-udf-location": ({**UDF, "metadataLocation": 5}, {"metadataLocation": "5"}),
 }
+
+
+def read_raw_answer(client: socket.socket) -> bytes:
+    """One HTTP answer read from a raw socket: status line, headers and its Content-Length of body."""
+    received = b""
+    while chunk := client.recv(65536):
+        received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        length = [line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")]
+        if length and len(body) >= int(length[0].split(b":")[1]):
+            break
+    return received
