@@ -33,6 +33,7 @@ import rest_server.writes as writes
 from persist_spi.ids import EMPTY_OBJ_ID
 from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.store import VersionStore
+from rest_server.authentication import Authentication, AuthenticationMiddleware
 from rest_server.context import Call
 from rest_server.errors import CLIENT_SPEC_HEADER, ApiError, error_answer
 from rest_server.principal import principal_of
@@ -67,8 +68,9 @@ _ROUTES: Final[dict[tuple[str, str], Handler]] = {
 }
 
 
-def create_app(store: StoreSource) -> Starlette:
-    """Nessie's REST API v2 over the store ``store()`` returns (asked once per request)."""
+def create_app(store: StoreSource, *, authentication: Authentication | None = None) -> Starlette:
+    """Nessie's REST API v2 over the store ``store()`` returns (asked once per request).
+    ``authentication``: who may call it (None: anyone, as without authentication in Nessie)."""
 
     async def config(request: Request) -> Response:
         return await _answer(request, store, lambda call: _config(call.store))
@@ -102,7 +104,15 @@ def create_app(store: StoreSource) -> Starlette:
 
     return Starlette(
         # Large listings (entries, logs) shrink a lot; Nessie's clients ask for gzip.
-        middleware=[Middleware(GZipMiddleware, minimum_size=4096)],
+        middleware=[
+            # First: a request without a valid token is answered before anything else reads it.
+            *(
+                [Middleware(AuthenticationMiddleware, authentication=authentication)]
+                if authentication
+                else ()
+            ),
+            Middleware(GZipMiddleware, minimum_size=4096),
+        ],
         routes=[
             Route(f"{PREFIX}/config", config, methods=["GET"]),
             Route(f"{PREFIX}/trees", trees, methods=["GET", "POST"]),

@@ -11,28 +11,60 @@ from typing import Final
 import uvicorn
 from starlette.applications import Starlette
 
+from rest_server.tls import Tls
+
 _START_TIMEOUT: Final = 30.0
 
 
-def serve_forever(app: Starlette, host: str, port: int, *, log_level: str = "warning") -> None:
-    """Serve until interrupted (Ctrl-C or SIGTERM: uvicorn finishes open requests first)."""
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+def serve_forever(
+    app: Starlette, host: str, port: int, *, log_level: str = "warning", tls: Tls | None = None
+) -> None:
+    """Serve until interrupted (Ctrl-C or SIGTERM: uvicorn finishes open requests first); over
+    HTTPS with ``tls``."""
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        ssl_certfile=_cert(tls),
+        ssl_keyfile=_key(tls),
+    )
+
+
+def _cert(tls: Tls | None) -> str | None:
+    return None if tls is None else str(tls.cert)
+
+
+def _key(tls: Tls | None) -> str | None:
+    return None if tls is None else str(tls.key)
 
 
 class BackgroundServer:
     """The application on ``host`` and a free port, served from a daemon thread until :meth:`stop`."""
 
-    def __init__(self, app: Starlette, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, app: Starlette, host: str = "127.0.0.1", port: int = 0, *, tls: Tls | None = None
+    ) -> None:
         self.host = host
         self.port = port or _free_port(host)
-        config = uvicorn.Config(app, host=host, port=self.port, log_level="warning", access_log=False)
+        self.scheme = "http" if tls is None else "https"
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=self.port,
+            log_level="warning",
+            access_log=False,
+            ssl_certfile=_cert(tls),
+            ssl_keyfile=_key(tls),
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="lochkit-rest-server", daemon=True)
 
     @property
     def uri(self) -> str:
         """The REST API v2 base, as Nessie clients take it."""
-        return f"http://{self.host}:{self.port}/api/v2"
+        return f"{self.scheme}://{self.host}:{self.port}/api/v2"
 
     def start(self) -> BackgroundServer:
         self._thread.start()
