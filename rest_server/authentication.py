@@ -2,8 +2,8 @@
 
 A request carries ``Authorization: Bearer TOKEN``. The token is either
 
-- a **static token**: listed in a token file (``--auth-tokens-file``) or in the environment variable
-  :data:`TOKENS_ENV`, each mapped to a principal and roles (see :func:`parse_tokens`); only the
+- a **static token**: listed in a token file or an environment variable (``lochkit serve`` reads
+  them), each mapped to a principal and roles (see :func:`parse_tokens`); only the
   tokens' SHA-256 digests are kept in memory, and a file may hold just the digest;
 - a **JWT** signed by an issuer's key (:mod:`rest_server.jwt_tokens`): checked against the issuer,
   the audience and the issuer's JWKS.
@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Final
 
 from starlette.concurrency import run_in_threadpool
@@ -33,9 +31,6 @@ from persist_spi.errors import InputError
 from rest_server.jwt_tokens import JwtVerifier
 from rest_server.principal import SCOPE_KEY, Principal
 
-#: The environment variable that may hold static tokens, in the token file's format (one entry a
-#: line, or entries separated by ``;``): a token never needs to appear on a command line.
-TOKENS_ENV: Final = "LOCHKIT_SERVE_TOKENS"
 #: A token file entry giving the token's SHA-256 instead of the token itself.
 DIGEST_PREFIX: Final = "sha256:"
 #: RFC 6750's token syntax: what a bearer token may consist of.
@@ -76,7 +71,7 @@ class Authentication:
 
 
 def parse_tokens(text: str, source: str) -> dict[str, Principal]:
-    """Static tokens from ``text`` (a token file, or :data:`TOKENS_ENV`), by SHA-256 digest.
+    """Static tokens from ``text`` (a token file, or an environment variable), by SHA-256 digest.
 
     One entry a line (or separated by ``;``); blank lines and ``#`` comments are skipped::
 
@@ -114,25 +109,6 @@ def parse_tokens(text: str, source: str) -> dict[str, Principal]:
         if known in tokens:
             raise InputError(f"{where}: the same token is listed twice")
         tokens[known] = Principal(name, roles)
-    return tokens
-
-
-def tokens_from(file: Path | None, environ: Mapping[str, str] = os.environ) -> dict[str, Principal]:
-    """The static tokens of the token file (when given) and of :data:`TOKENS_ENV` (when set)."""
-    tokens: dict[str, Principal] = {}
-    if file is not None:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise InputError(f"--auth-tokens-file {file}: cannot read it ({e.__class__.__name__})") from None
-        tokens.update(parse_tokens(text, f"--auth-tokens-file {file}"))
-        if not tokens:
-            raise InputError(f"--auth-tokens-file {file}: lists no token")
-    if environ.get(TOKENS_ENV):
-        for known, principal in parse_tokens(environ[TOKENS_ENV], TOKENS_ENV).items():
-            if tokens.get(known, principal) != principal:
-                raise InputError(f"{TOKENS_ENV}: a token also in the token file, for another principal")
-            tokens[known] = principal
     return tokens
 
 
@@ -184,12 +160,10 @@ class AuthenticationMiddleware:
 
 __all__ = [
     "DIGEST_PREFIX",
-    "TOKENS_ENV",
     "Authentication",
     "AuthenticationMiddleware",
     "authenticate",
     "bearer_token",
     "digest",
     "parse_tokens",
-    "tokens_from",
 ]

@@ -9,17 +9,22 @@ from __future__ import annotations
 import argparse
 import ipaddress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rest_server.authentication import Authentication
+    from rest_server.principal import Principal
     from rest_server.tls import Tls
+
+#: The environment variable that may hold static tokens, in the token file's format (one entry a
+#: line, or entries separated by ``;``): a token never needs to appear on a command line.
+TOKENS_ENV: Final = "LOCHKIT_SERVE_TOKENS"
 
 
 def add_security_arguments(parser: argparse.ArgumentParser) -> None:
-    from rest_server.authentication import TOKENS_ENV
-    from rest_server.jwt_tokens import DEFAULT_ROLES_CLAIM
-
+    # Nothing of rest_server is imported here: building the parser stays light for every command.
     group = parser.add_argument_group(
         "authentication",
         "Bearer tokens, as Nessie's clients send them (Authorization: Bearer TOKEN): static tokens "
@@ -44,9 +49,8 @@ def add_security_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--jwt-roles-claim",
-        default=DEFAULT_ROLES_CLAIM,
         metavar="CLAIM",
-        help=f"JWTs: the claim holding the caller's roles (default {DEFAULT_ROLES_CLAIM})",
+        help="JWTs: the claim holding the caller's roles (default groups, as in SmallRye JWT)",
     )
     group.add_argument(
         "--insecure-no-auth",
@@ -70,8 +74,6 @@ def security_problem(args: argparse.Namespace, configured: bool) -> str | None:
     if configured and args.insecure_no_auth:
         return "--insecure-no-auth and authentication options contradict each other: give one of them"
     if not configured and not args.insecure_no_auth and not is_loopback(args.host):
-        from rest_server.authentication import TOKENS_ENV
-
         return (
             f"--host {args.host} is reachable from other machines, and without authentication anyone "
             "there could read, write and delete this server's data. Configure authentication "
@@ -85,16 +87,14 @@ def security_problem(args: argparse.Namespace, configured: bool) -> str | None:
 def authentication_configured(args: argparse.Namespace) -> bool:
     import os
 
-    from rest_server.authentication import TOKENS_ENV
-
     return bool(args.auth_tokens_file or args.jwt_jwks or args.jwt_issuer or os.environ.get(TOKENS_ENV))
 
 
 def authentication_from(args: argparse.Namespace) -> Authentication | None:
     """The authentication the options and environment configure (None: none); reads the token file
     and the JWKS now, so their errors come before the server listens (InputError)."""
-    from rest_server.authentication import Authentication, tokens_from
-    from rest_server.jwt_tokens import JwtVerifier
+    from rest_server.authentication import Authentication
+    from rest_server.jwt_tokens import DEFAULT_ROLES_CLAIM, JwtVerifier
 
     if not authentication_configured(args):
         return None
@@ -104,10 +104,35 @@ def authentication_from(args: argparse.Namespace) -> Authentication | None:
             issuer=args.jwt_issuer,
             audience=args.jwt_audience,
             jwks=args.jwt_jwks,
-            roles_claim=args.jwt_roles_claim,
+            roles_claim=args.jwt_roles_claim or DEFAULT_ROLES_CLAIM,
         )
         verifier.load()
     return Authentication(tokens=tokens_from(args.auth_tokens_file), jwt=verifier)
+
+
+def tokens_from(file: Path | None, environ: Mapping[str, str] | None = None) -> dict[str, Principal]:
+    """The static tokens of the token file (when given) and of :data:`TOKENS_ENV` (when set)."""
+    import os
+
+    from persist_spi.errors import InputError
+    from rest_server.authentication import parse_tokens
+
+    environ = os.environ if environ is None else environ
+    tokens: dict[str, Principal] = {}
+    if file is not None:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"--auth-tokens-file {file}: cannot read it ({e.__class__.__name__})") from None
+        tokens.update(parse_tokens(text, f"--auth-tokens-file {file}"))
+        if not tokens:
+            raise InputError(f"--auth-tokens-file {file}: lists no token")
+    if environ.get(TOKENS_ENV):
+        for known, principal in parse_tokens(environ[TOKENS_ENV], TOKENS_ENV).items():
+            if tokens.get(known, principal) != principal:
+                raise InputError(f"{TOKENS_ENV}: a token also in the token file, for another principal")
+            tokens[known] = principal
+    return tokens
 
 
 def tls_from(args: argparse.Namespace) -> Tls | None:

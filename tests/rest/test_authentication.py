@@ -23,16 +23,10 @@ from starlette.routing import Route
 
 from backends.inmemory import InMemoryBackendFactory
 from loadgen.targets.in_process import in_process_target
+from lochkit.commands.serve_security import TOKENS_ENV, tokens_from
 from persist_spi.errors import InputError
 from rest_server import BackgroundServer, create_app
-from rest_server.authentication import (
-    TOKENS_ENV,
-    Authentication,
-    AuthenticationMiddleware,
-    digest,
-    parse_tokens,
-    tokens_from,
-)
+from rest_server.authentication import Authentication, AuthenticationMiddleware, digest, parse_tokens
 from rest_server.jwt_tokens import JwtVerifier
 from rest_server.principal import Principal, principal_of
 

@@ -15,7 +15,8 @@ import pytest
 import requests
 
 from lochkit.cli import main
-from rest_server.authentication import TOKENS_ENV, digest
+from lochkit.commands.serve_security import TOKENS_ENV
+from rest_server.authentication import digest
 
 from .certificates import self_signed
 
