@@ -89,7 +89,8 @@ def _check(args: argparse.Namespace, nessie: str) -> str | None:
         return str(e)
     if not 0 < args.port < 65536:
         return f"--port {args.port} is not a TCP port (1-65535)"
-    return security_problem(args, authentication_configured(args)) or _address_problem(args.host, args.port)
+    # An address that cannot be had is said first: no security option would make it work.
+    return _address_problem(args.host, args.port) or security_problem(args, authentication_configured(args))
 
 
 def _address_problem(host: str, port: int) -> str | None:
