@@ -343,8 +343,8 @@ _LISTED: Final[tuple[Difference, ...]] = (
         lochkit="CommitMeta.committer is recorded as given.",
         nessie='Its REST API answers 400 "Cannot set the committer on the client side. It is set by '
         'the server."; its version store records it.',
-        reason="lochkit's store follows Nessie's version store; lochkit serve has no authenticated "
-        "users to name as committers.",
+        reason="lochkit's store follows Nessie's version store; lochkit serve does not name the "
+        "authenticated principal as committer.",
         tests=(f"{_FOUND}::test_a_committer_named_by_the_client",),
         suite_tests=("VersionStoreCommitsSuite::test_commit_metadata_round_trips",),
     ),

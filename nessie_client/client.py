@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 import requests
 
+from nessie_client.credentials import unauthorized, with_token
 from persist_spi.errors import InputError, Unreachable
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
@@ -77,7 +78,7 @@ class NessieRestClient:
         on_request: Callable[[float], None] | None = None,
     ) -> None:
         self.uri = uri.rstrip("/")
-        options = dict(options or {})
+        options = with_token(options or {})
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
             raise InputError(
@@ -140,6 +141,10 @@ class NessieRestClient:
         finally:
             if self.on_request is not None:
                 self.on_request(time.perf_counter() - started)
+        if response.status_code == 401:
+            raise unauthorized(
+                self.uri, "Authorization" in self.session.headers or self.session.auth is not None
+            )
         if response.status_code >= 400:
             try:
                 doc = response.json()

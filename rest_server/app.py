@@ -32,6 +32,7 @@ import rest_server.writes as writes
 from persist_spi.ids import EMPTY_OBJ_ID
 from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.store import VersionStore
+from rest_server.authentication import Authentication, AuthenticationMiddleware
 from rest_server.context import Call
 from rest_server.errors import CLIENT_SPEC_HEADER, ApiError, error_answer
 from rest_server.limits import (
@@ -75,9 +76,16 @@ _ROUTES: Final[dict[tuple[str, str], Handler]] = {
 }
 
 
-def create_app(store: StoreSource, *, limits: RequestLimits = UNBOUNDED) -> Starlette:
-    """Nessie's REST API v2 over the store ``store()`` returns (asked once per request), within
-    ``limits`` (none unless given; ``lochkit serve`` gives its options')."""
+def create_app(
+    store: StoreSource,
+    *,
+    authentication: Authentication | None = None,
+    limits: RequestLimits = UNBOUNDED,
+) -> Starlette:
+    """Nessie's REST API v2 over the store ``store()`` returns (asked once per request).
+    ``authentication``: who may call it (None: anyone, as without authentication in Nessie);
+    ``limits``: how large and long requests may be (none unless given; ``lochkit serve`` gives its
+    options')."""
 
     async def config(request: Request) -> Response:
         return await _answer(request, store, limits, lambda call: _config(call.store))
@@ -111,7 +119,16 @@ def create_app(store: StoreSource, *, limits: RequestLimits = UNBOUNDED) -> Star
 
     return Starlette(
         # Large listings (entries, logs) shrink a lot; Nessie's clients ask for gzip.
-        middleware=[*bounded(limits), Middleware(GZipMiddleware, minimum_size=4096)],
+        middleware=[
+            # First: a request without a valid token is answered before anything else reads it.
+            *(
+                [Middleware(AuthenticationMiddleware, authentication=authentication)]
+                if authentication
+                else ()
+            ),
+            *bounded(limits),
+            Middleware(GZipMiddleware, minimum_size=4096),
+        ],
         routes=[
             Route(f"{PREFIX}/config", config, methods=["GET"]),
             Route(f"{PREFIX}/trees", trees, methods=["GET", "POST"]),

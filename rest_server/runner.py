@@ -12,33 +12,69 @@ import uvicorn
 from starlette.applications import Starlette
 
 from rest_server.limits import RequestLimits
+from rest_server.tls import Tls
 
 _START_TIMEOUT: Final = 30.0
 
 
 def serve_forever(
-    app: Starlette, host: str, port: int, *, log_level: str = "warning", limits: RequestLimits | None = None
+    app: Starlette,
+    host: str,
+    port: int,
+    *,
+    log_level: str = "warning",
+    limits: RequestLimits | None = None,
+    tls: Tls | None = None,
 ) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM: uvicorn finishes open requests first); with
-    ``limits``, uvicorn enforces their connection limits (idle keep-alive, header size)."""
+    ``limits``, uvicorn enforces their connection limits (idle keep-alive, header size); over HTTPS
+    with ``tls``."""
     options = limits.uvicorn_options() if limits is not None else {}
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, **options)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        ssl_certfile=_cert(tls),
+        ssl_keyfile=_key(tls),
+        **options,
+    )
+
+
+def _cert(tls: Tls | None) -> str | None:
+    return None if tls is None else str(tls.cert)
+
+
+def _key(tls: Tls | None) -> str | None:
+    return None if tls is None else str(tls.key)
 
 
 class BackgroundServer:
     """The application on ``host`` and a free port, served from a daemon thread until :meth:`stop`."""
 
-    def __init__(self, app: Starlette, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, app: Starlette, host: str = "127.0.0.1", port: int = 0, *, tls: Tls | None = None
+    ) -> None:
         self.host = host
         self.port = port or _free_port(host)
-        config = uvicorn.Config(app, host=host, port=self.port, log_level="warning", access_log=False)
+        self.scheme = "http" if tls is None else "https"
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=self.port,
+            log_level="warning",
+            access_log=False,
+            ssl_certfile=_cert(tls),
+            ssl_keyfile=_key(tls),
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="lochkit-rest-server", daemon=True)
 
     @property
     def uri(self) -> str:
         """The REST API v2 base, as Nessie clients take it."""
-        return f"http://{self.host}:{self.port}/api/v2"
+        return f"{self.scheme}://{self.host}:{self.port}/api/v2"
 
     def start(self) -> BackgroundServer:
         self._thread.start()

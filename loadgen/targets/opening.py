@@ -123,6 +123,13 @@ def _add_nessie_arguments(group: argparse._ArgumentGroup, *, short_options: bool
         help="Nessie client options (nessie.authentication.type=BEARER, nessie.authentication.token=...)",
     )
     group.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="a Nessie server's bearer token, alone in FILE (or set NESSIE_AUTHENTICATION_TOKEN); "
+        "never give a token on the command line, where process listings show it",
+    )
+    group.add_argument(
         "--nessie-store",
         type=str.upper,
         metavar="TYPE",
@@ -189,6 +196,11 @@ def check_target_arguments(args: argparse.Namespace) -> None:
         raise UsageError(
             "-o/--nessie-option sets Nessie client options, for a Nessie server (--uri, or --backend "
             f"nessie); --backend {backend} is a lochkit backend in this process: leave it out"
+        )
+    if getattr(args, "token_file", None) and not nessie_server:
+        raise UsageError(
+            f"--token-file is a Nessie server's token (--uri, or --backend nessie); --backend {backend} "
+            "is a lochkit backend in this process: leave it out"
         )
     if getattr(args, "object_cache", True) is False and nessie_server:
         raise UsageError(
@@ -263,6 +275,10 @@ def _open(args: argparse.Namespace, sources: StoreSources, purpose: Purpose) -> 
     from loadgen.targets.nessie_rest import nessie_target
 
     options = _options(getattr(args, "nessie_options", []))
+    if getattr(args, "token_file", None):
+        from nessie_client.credentials import token_options
+
+        options.update(token_options(args.token_file))
     backend = getattr(args, "backend", None)
     nessie_uri = getattr(args, "nessie_uri", None)  # absent where add_target_arguments(nessie=False)
     if nessie_uri or backend is None:

@@ -23,6 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "of steps that shows it. Without --uri, lochkit starts Nessie itself (Java 21+ needed)."
     )
     parser.add_argument("-u", "--uri", help="a running Nessie server's REST API v2 URI (…/api/v2)")
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="--uri's bearer token, alone in FILE (or set NESSIE_AUTHENTICATION_TOKEN)",
+    )
     parser.add_argument("--seed", type=int, default=13, help="Hypothesis seed (default 13)")
     parser.add_argument("--examples", type=_positive, default=200, help="fresh pairs of stores (default 200)")
     parser.add_argument("--steps", type=_positive, default=50, help="operations per example (default 50)")
@@ -46,6 +52,8 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from conformance.differential.runner import format_report, run_differential
     from conformance.differential.sides import lochkit_side, nessie_side
     from nessie_client import NessieRestClient, NessieUnreachable
+    from nessie_client.credentials import token_options
+    from persist_spi.errors import BackendAuthenticationFailed, InputError
     from persist_spi.exit_codes import UNAVAILABLE
     from provisioning.base import ProvisioningFailed
 
@@ -61,11 +69,11 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
             )
             stop, uri = provisioned.stop, provisioned.url or ""
             print(provisioned.describe(), flush=True)
-        client = NessieRestClient(uri)
+        client = NessieRestClient(uri, options=token_options(args.token_file) if args.token_file else None)
         print(f"comparing with {client.server_version()} at {uri}", flush=True)
-    except (ProvisioningFailed, NessieUnreachable) as e:
+    except (ProvisioningFailed, NessieUnreachable, BackendAuthenticationFailed, InputError) as e:
         print(f"lochkit compare-nessie: {e}", file=sys.stderr)
-        if args.uri is not None:
+        if args.uri is not None and isinstance(e, NessieUnreachable):
             print(
                 "(leave out --uri and lochkit compare-nessie starts a Nessie server itself)", file=sys.stderr
             )

@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import argparse
 import errno
-import ipaddress
 import socket
 import sys
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from rest_server.authentication import Authentication
+    from rest_server.tls import Tls
 
 NAME = "serve"
 HELP = "serve Nessie's REST API v2 over a lochkit backend (default 127.0.0.1:19120, like Nessie)"
 DESCRIPTION = (
     "Serve Nessie's REST API v2 at http://HOST:PORT/api/v2 over lochkit's version store on a "
     "backend, opened as the load commands open it (--backend, --url, --provision). Nessie clients, "
-    "Iceberg's Nessie catalog (uri=http://HOST:PORT/api/v2) and Spark can then use it. There is no "
-    "authentication: keep it on loopback unless the network is yours."
+    "Iceberg's Nessie catalog (uri=http://HOST:PORT/api/v2) and Spark can then use it. On an "
+    "address other than loopback it needs authentication (bearer tokens or JWTs, see below) or "
+    "--insecure-no-auth."
 )
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 19120
@@ -25,6 +29,7 @@ DEFAULT_PORT: Final = 19120
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from loadgen.targets.opening import add_policy_argument, add_target_arguments
+    from lochkit.commands.serve_security import add_security_arguments
     from lochkit.serve_limits import add_limit_arguments
 
     # No Nessie server options: serve opens a lochkit backend, and a Nessie server serves this API itself.
@@ -33,11 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     add_limit_arguments(parser)
+    add_security_arguments(parser)
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from loadgen.targets.opening import NESSIE, TargetError, open_target
     from loadgen.targets.policy import apply_policy
+    from lochkit.commands.serve_security import authentication_from, tls_from
     from persist_spi.errors import InputError, LochkitError, Unreachable
     from persist_spi.exit_codes import UNAVAILABLE
     from persist_spi.registry import UnknownBackend
@@ -48,9 +55,11 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         print(f"lochkit serve: {problem}", file=sys.stderr)
         return 2
     try:
+        # Token file, JWKS and TLS files are read before any database is opened or started.
+        authentication, tls = authentication_from(args), tls_from(args)
         with open_target(args, purpose="serve") as target:
             # The policy of the one store every client's commits go through.
-            return _serve(args, target, apply_policy(target, args.policy))
+            return _serve(args, target, apply_policy(target, args.policy), authentication, tls)
     except (InputError, UnknownBackend) as e:
         print(f"lochkit serve: {e}", file=sys.stderr)
         return 2
@@ -66,6 +75,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
 
 def _check(args: argparse.Namespace, nessie: str) -> str | None:
     from loadgen.targets.opening import check_target_arguments
+    from lochkit.commands.serve_security import authentication_configured, security_problem
     from persist_spi.errors import UsageError
 
     if args.backend == nessie:
@@ -81,7 +91,8 @@ def _check(args: argparse.Namespace, nessie: str) -> str | None:
         return str(e)
     if not 0 < args.port < 65536:
         return f"--port {args.port} is not a TCP port (1-65535)"
-    return _address_problem(args.host, args.port)
+    # An address that cannot be had is said first: no security option would make it work.
+    return _address_problem(args.host, args.port) or security_problem(args, authentication_configured(args))
 
 
 def _address_problem(host: str, port: int) -> str | None:
@@ -111,29 +122,34 @@ def _address_problem(host: str, port: int) -> str | None:
     return None
 
 
-def _serve(args: argparse.Namespace, target: object, policy: str) -> int:
+def _serve(
+    args: argparse.Namespace,
+    target: object,
+    policy: str,
+    authentication: Authentication | None,
+    tls: Tls | None,
+) -> int:
     from loadgen.targets import Target
+    from lochkit.commands.serve_security import describe, is_loopback
     from lochkit.serve_limits import limits_from_args
     from rest_server import create_app, serve_forever
 
     assert isinstance(target, Target)
     api = target.api
     limits = limits_from_args(args)
-    app = create_app(lambda: api, limits=limits)
+    app = create_app(lambda: api, authentication=authentication, limits=limits)
     host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"lochkit serve: Nessie REST API v2 at http://{host}:{args.port}/api/v2")
+    scheme = "http" if tls is None else "https"
+    print(f"lochkit serve: Nessie REST API v2 at {scheme}://{host}:{args.port}/api/v2")
     print(f"  over {target.describe()}, commit policy {policy}")
     for note in target.notes:
         print(f"  {note}")
-    if not _is_loopback(args.host):
-        print("  warning: no authentication, and this address is reachable from other hosts")
+    print(f"  {describe(authentication)}")
+    if authentication is None and not is_loopback(args.host):
+        print(
+            "  warning: --insecure-no-auth: anyone who reaches this address may read, write and "
+            "delete; configure authentication to close it"
+        )
     print("  Ctrl-C stops it.", flush=True)
-    serve_forever(app, args.host, args.port, limits=limits)
+    serve_forever(app, args.host, args.port, limits=limits, tls=tls)
     return 0
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"

@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
@@ -250,8 +251,14 @@ def find_java(minimum: int) -> str:
 
 
 def _answers(url: str) -> bool:
-    with urllib.request.urlopen(f"{url}/config", timeout=5) as response:
-        return bool(json.loads(response.read()).get("defaultBranch"))
+    try:
+        with urllib.request.urlopen(f"{url}/config", timeout=5) as response:
+            return bool(json.loads(response.read()).get("defaultBranch"))
+    except urllib.error.HTTPError as e:
+        # With authentication on, every path answers 401 to a request without a token: it is up.
+        if e.code == 401:
+            return True
+        raise
 
 
 def _answers_quietly(url: str) -> bool:

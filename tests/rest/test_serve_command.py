@@ -4,6 +4,7 @@ answers Nessie's config, and SIGTERM stops it cleanly."""
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import socket
 import subprocess
@@ -22,6 +23,8 @@ from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Put
 from persist_spi.versionstore.policies import commit_policy
 from persist_spi.versionstore.refs import branch
+
+from .certificates import self_signed
 
 CLI = str(Path(sys.executable).with_name("lochkit"))
 
@@ -87,9 +90,39 @@ def _values_to_try(action: argparse.Action, tmp_path: Path) -> list[list[str]]:
         "keep_alive_timeout": ["30"],
         "header_timeout": ["20s", "0"],
         "max_header_size": ["64KiB"],
+        "auth_tokens_file": [str(_token_file(tmp_path))],
+        "jwt_issuer": ["https://issuer.example"],
+        "jwt_audience": ["nessie"],
+        "jwt_jwks": [str(_jwks_file(tmp_path))],
+        "jwt_roles_claim": ["roles"],
+        "tls_cert": [str(tmp_path / "cert.pem")],  # written by _companions
+        "tls_key": [str(tmp_path / "key.pem")],
     }
     assert action.dest in samples, f"no sample value for {action.option_strings}: add one here"
     return [[value] for value in samples[action.dest]]
+
+
+def _token_file(tmp_path: Path) -> Path:
+    (tmp_path / "tokens").write_text("a-token alice\n")
+    return tmp_path / "tokens"
+
+
+def _jwks_file(tmp_path: Path) -> Path:
+    from .auth_cases import jwks, signing_key
+
+    (tmp_path / "jwks.json").write_text(json.dumps(jwks(signing_key())))
+    return tmp_path / "jwks.json"
+
+
+def _companions(action: argparse.Action, tmp_path: Path) -> dict[str, list[str]]:
+    """The options an option only works with (JWT settings go together, TLS files in pairs)."""
+    if action.dest.startswith("jwt_"):
+        jwks = str(_jwks_file(tmp_path))
+        return {"--jwt-issuer": ["https://i"], "--jwt-audience": ["a"], "--jwt-jwks": [jwks]}
+    if action.dest.startswith("tls_"):
+        cert, key = self_signed(tmp_path)
+        return {"--tls-cert": [str(cert)], "--tls-key": [str(key)]}
+    return {}
 
 
 def test_every_option_serve_offers_is_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,7 +130,7 @@ def test_every_option_serve_offers_is_accepted(tmp_path: Path, monkeypatch: pyte
     the backend (serving itself is replaced: it would not return)."""
     served: list[object] = []
 
-    def opened(args: argparse.Namespace, target: object, policy: str) -> int:
+    def opened(args: argparse.Namespace, target: object, policy: str, *_: object) -> int:
         served.append(target)
         return 0
 
@@ -108,7 +141,7 @@ def test_every_option_serve_offers_is_accepted(tmp_path: Path, monkeypatch: pyte
     for action in _serve_options():
         option = action.option_strings[-1]
         for values in _values_to_try(action, tmp_path):
-            given = {**base, option: values}
+            given = {**base, **_companions(action, tmp_path), option: values}
             if given["--backend"] == ["inmemory"]:  # its data lives in the process: no --url
                 del given["--url"]
             argv = [word for name, value in given.items() for word in (name, *value)]
@@ -123,7 +156,7 @@ def test_the_served_store_commits_under_the_policy_asked_for(
 ) -> None:
     applied: list[tuple[str, object]] = []
 
-    def opened(args: argparse.Namespace, target: Target, policy: str) -> int:
+    def opened(args: argparse.Namespace, target: Target, policy: str, *_: object) -> int:
         applied.append((policy, target.api.policy))  # type: ignore[attr-defined]
         return 0
 

@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,8 @@ REFUSED = {
     f"experiment asymmetric --uri {NO_NESSIE} --allow-existing-data --duration 1s": (
         "--allow-existing-data applies to lochkit backends"
     ),
+    "generate --backend inmemory --token-file token -n 1": "--token-file is a Nessie server's token",
+    "serve --backend inmemory --host 0.0.0.0 --port 19999": "without authentication anyone there could read",
 }
 
 
@@ -91,6 +94,59 @@ def test_a_database_that_cannot_be_reached_exits_5_from_every_command(
     )  # persist_spi.exit_codes.UNAVAILABLE
     assert "cannot reach the server" in done.stderr
     assert "secret" not in done.stdout + done.stderr
+
+
+# --- a token the server rejects ------------------------------------------------------------------
+
+TOKEN = "nessie-s3cret-token"
+
+
+@pytest.fixture(scope="module")
+def wants_another_token() -> Iterator[str]:
+    """A REST server (its v2 URI) that accepts one token, not :data:`TOKEN`."""
+    from backends.inmemory import InMemoryBackendFactory
+    from loadgen.targets.in_process import in_process_target
+    from rest_server import BackgroundServer, create_app
+    from rest_server.authentication import Authentication, parse_tokens
+
+    with in_process_target(
+        InMemoryBackendFactory().create(), backend="inmemory", provisioning="embedded", url=None
+    ) as target:
+        api = target.api
+        authentication = Authentication(tokens=parse_tokens("another-token someone", "test"))
+        with BackgroundServer(create_app(lambda: api, authentication=authentication)) as server:
+            yield server.uri
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["generate", "-n", "1"],
+        ["scenario", "commit-to-branch", "-t", "1s"],
+        ["compare-nessie", "--examples", "1"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_a_rejected_token_is_never_shown_and_the_fix_is(
+    argv: list[str], wants_another_token: str, tmp_path: Path
+) -> None:
+    env = {**os.environ, "NESSIE_AUTHENTICATION_TOKEN": TOKEN}
+    done = subprocess.run(
+        [LOCHKIT, *argv, "--uri", wants_another_token],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out
+    assert "rejected the bearer token" in out
+    assert "NESSIE_AUTHENTICATION_TOKEN environment variable or with --token-file FILE" in out
+    assert "Traceback" not in out
+    assert TOKEN not in out
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and TOKEN.encode() in p.read_bytes()]
+    assert not written
 
 
 # --- one duration syntax ---------------------------------------------------------------------------
