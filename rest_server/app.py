@@ -33,6 +33,7 @@ import rest_server.writes as writes
 from persist_spi.ids import EMPTY_OBJ_ID
 from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.store import VersionStore
+from rest_server.authorization import ALLOW_ALL, Authorization
 from rest_server.context import Call
 from rest_server.errors import CLIENT_SPEC_HEADER, ApiError, error_answer
 from rest_server.principal import principal_of
@@ -67,16 +68,20 @@ _ROUTES: Final[dict[tuple[str, str], Handler]] = {
 }
 
 
-def create_app(store: StoreSource) -> Starlette:
-    """Nessie's REST API v2 over the store ``store()`` returns (asked once per request)."""
+def create_app(store: StoreSource, *, authorization: Authorization | None = None) -> Starlette:
+    """Nessie's REST API v2 over the store ``store()`` returns (asked once per request);
+    ``authorization``: Nessie's rules every request is checked against (None: no checks)."""
+
+    async def answer(request: Request, handler: Callable[[Call], dict[str, Any]]) -> Response:
+        return await _answer(request, store, handler, authorization)
 
     async def config(request: Request) -> Response:
-        return await _answer(request, store, lambda call: _config(call.store))
+        return await answer(request, lambda call: _config(call.store))
 
     async def trees(request: Request) -> Response:
         if request.method == "GET":
-            return await _answer(request, store, references.list_references)
-        return await _answer(request, store, references.create_reference)
+            return await answer(request, references.list_references)
+        return await answer(request, references.create_reference)
 
     async def tree_path(request: Request) -> Response:
         raw = request.scope.get("raw_path") or request.url.path.encode()
@@ -86,14 +91,14 @@ def create_app(store: StoreSource) -> Starlette:
         ref, rest = unquote(match.group("ref")), match.group("rest")
         if rest.startswith("/contents/") and request.method == "GET":
             key = unquote(match.group("key"))
-            return await _answer(request, store, lambda call: reads.get_content(call, ref, key))
+            return await answer(request, lambda call: reads.get_content(call, ref, key))
         if rest.startswith("/diff/") and request.method == "GET":
             to = unquote(match.group("to"))
-            return await _answer(request, store, lambda call: reads.get_diff(call, ref, to))
+            return await answer(request, lambda call: reads.get_diff(call, ref, to))
         handler = _ROUTES.get((request.method, rest))
         if handler is None:
             return _not_found(request)
-        return await _answer(request, store, lambda call: handler(call, ref))
+        return await answer(request, lambda call: handler(call, ref))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
@@ -146,7 +151,10 @@ def _not_found(request: Request) -> Response:
 
 
 async def _answer(
-    request: Request, store: StoreSource, handler: Callable[[Call], dict[str, Any]]
+    request: Request,
+    store: StoreSource,
+    handler: Callable[[Call], dict[str, Any]],
+    authorization: Authorization | None = None,
 ) -> Response:
     spec = request.headers.get(CLIENT_SPEC_HEADER)
     try:
@@ -155,7 +163,10 @@ async def _answer(
         for name, value in request.query_params.multi_items():
             query.setdefault(name, []).append(value)
         principal = principal_of(request.scope)
-        result = await run_in_threadpool(lambda: handler(Call(store(), query, body, principal)))
+        access = authorization.checker(principal) if authorization is not None else ALLOW_ALL
+        result = await run_in_threadpool(
+            lambda: handler(Call(store(), query, body, principal, access=access))
+        )
     except Exception as e:  # every failure becomes Nessie's error answer
         status, answer = error_answer(e, spec, f"{request.method} {request.url.path}")
         return JSONResponse(answer, status_code=status)

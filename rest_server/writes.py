@@ -8,12 +8,24 @@ not set, the source reference exists), and turns the result into Nessie's answer
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from persist_spi.errors import InputError
 from persist_spi.versionstore import nessie_json as nj
+from persist_spi.versionstore.api import Validator
 from persist_spi.versionstore.meta import CommitMeta
-from persist_spi.versionstore.operations import MergeBehavior, MergeKeyBehavior
+from persist_spi.versionstore.operations import Delete, MergeBehavior, MergeKeyBehavior, Operation, Put
+from persist_spi.versionstore.refs import NamedRef
+from rest_server.authorization import (
+    ALLOW_ALL,
+    Op,
+    commit_checks,
+    content_types,
+    on_reference,
+    ref_name,
+    view,
+)
 from rest_server.context import Call
 from rest_server.errors import bad_request
 
@@ -41,8 +53,22 @@ def commit(call: Call, element: str) -> Json:
     meta = _client_meta(body.get("commitMeta")) or CommitMeta()
     _, operations = nj.commit_request_from_json(body)
     branch, expected = call.write_target(call.address(element))
-    result = call.store.commit(branch, expected, meta, operations)
+    result = call.store.commit(branch, expected, meta, operations, validator=_commit_validator(call, branch))
     return nj.commit_result_to_json(branch, result)
+
+
+def _commit_validator(call: Call, branch: NamedRef) -> Validator | None:
+    """Nessie's checks of a commit, made once the store has validated its operations (so a commit
+    that conflicts is answered 409, not 403, as by Nessie)."""
+    if call.access is ALLOW_ALL:
+        return None
+
+    def validate(operations: Sequence[Operation]) -> None:
+        keys = [op.key for op in operations if isinstance(op, Put | Delete)]
+        existing = content_types(call.store.get_values(branch, keys)) if keys else {}
+        call.access.require(commit_checks(branch.name, operations, existing))
+
+    return validate
 
 
 def _flag(body: dict[str, Any], *names: str) -> bool:
@@ -83,6 +109,9 @@ def merge(call: Call, element: str) -> Json:
         meta = CommitMeta(message=message) if meta is None else _with_message(meta, message)
     default, behaviors = _behaviors(body)
     target, expected = call.write_target(call.address(element))
+    call.access.require(
+        view(ref_name(source_ref)) + on_reference(Op.COMMIT_CHANGE_AGAINST_REFERENCE, target.name)
+    )
     result = call.store.merge(
         source_ref if source_ref is not None else source_hash,
         target,
@@ -114,9 +143,11 @@ def transplant(call: Call, element: str) -> Json:
         call.source_hash(from_name if i == 0 else None, str(h), "Hash to transplant")[1]
         for i, h in enumerate(hashes)
     ]
+    from_ref = str(from_name)  # a reference name, or DETACHED, as Nessie names the source
     message = body.get("message")
     default, behaviors = _behaviors(body)
     target, expected = call.write_target(call.address(element))
+    call.access.require(view(from_ref) + on_reference(Op.COMMIT_CHANGE_AGAINST_REFERENCE, target.name))
     result = call.store.transplant(
         target,
         expected,

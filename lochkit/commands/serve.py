@@ -9,7 +9,10 @@ import ipaddress
 import socket
 import sys
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from rest_server.authorization import Authorization
 
 NAME = "serve"
 HELP = "serve Nessie's REST API v2 over a lochkit backend (default 127.0.0.1:19120, like Nessie)"
@@ -31,6 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_policy_argument(parser, over_rest=False)
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    authorization = parser.add_argument_group("authorization")
+    authorization.add_argument(
+        "--authorization-rules",
+        metavar="FILE",
+        help="check every request against Nessie's authorization rules in FILE, a .properties file "
+        "of nessie.server.authorization.rules.<name>=<CEL expression> lines (default: no checks)",
+    )
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
@@ -45,10 +55,17 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     if problem:
         print(f"lochkit serve: {problem}", file=sys.stderr)
         return 2
+    from rest_server.authorization import RulesError, load_rules
+
+    try:
+        authorization = load_rules(args.authorization_rules) if args.authorization_rules else None
+    except RulesError as e:
+        print(f"lochkit serve: {e}", file=sys.stderr)
+        return 2
     try:
         with open_target(args, purpose="serve") as target:
             # The policy of the one store every client's commits go through.
-            return _serve(args, target, apply_policy(target, args.policy))
+            return _serve(args, target, apply_policy(target, args.policy), authorization)
     except (InputError, UnknownBackend) as e:
         print(f"lochkit serve: {e}", file=sys.stderr)
         return 2
@@ -109,18 +126,20 @@ def _address_problem(host: str, port: int) -> str | None:
     return None
 
 
-def _serve(args: argparse.Namespace, target: object, policy: str) -> int:
+def _serve(args: argparse.Namespace, target: object, policy: str, authorization: Authorization | None) -> int:
     from loadgen.targets import Target
     from rest_server import create_app, serve_forever
 
     assert isinstance(target, Target)
     api = target.api
-    app = create_app(lambda: api)
+    app = create_app(lambda: api, authorization=authorization)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"lochkit serve: Nessie REST API v2 at http://{host}:{args.port}/api/v2")
     print(f"  over {target.describe()}, commit policy {policy}")
     for note in target.notes:
         print(f"  {note}")
+    if authorization is not None:
+        print(f"  authorization: {len(authorization.rules)} rules from {args.authorization_rules}")
     if not _is_loopback(args.host):
         print("  warning: no authentication, and this address is reachable from other hosts")
     print("  Ctrl-C stops it.", flush=True)
