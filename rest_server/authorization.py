@@ -260,17 +260,41 @@ def content_types(found: Mapping[ContentKey, Content]) -> dict[ContentKey, str]:
 def commit_checks(
     ref: str, operations: Sequence[Operation], existing: Mapping[ContentKey, str]
 ) -> list[Check]:
-    """A commit's checks (Nessie's commit validator): commit to the reference, then per Put a
-    create (a key ``existing`` lacks) or an update, per Delete a delete, each with the content's
-    type (``existing`` maps the keys present to theirs); Unchanged operations are not checked."""
+    """A commit's checks (Nessie's commit validator): commit to the reference, then per Delete of a
+    key in ``existing`` (the keys present, with their content types) a delete, then per Put a
+    create (a key not there) or an update, with the new content's type. Like Nessie, deletes come
+    first; Unchanged operations are not checked."""
     checks = on_reference(Op.COMMIT_CHANGE_AGAINST_REFERENCE, ref)
+    for op in operations:
+        if isinstance(op, Delete) and op.key in existing:
+            checks += on_content(Op.DELETE_ENTITY, ref, op.key, existing[op.key])
     for op in operations:
         if isinstance(op, Put):
             kind = Op.UPDATE_ENTITY if op.key in existing else Op.CREATE_ENTITY
             checks += on_content(kind, ref, op.key, op.content.TYPE_NAME)
-        elif isinstance(op, Delete) and op.key in existing:
-            checks += on_content(Op.DELETE_ENTITY, ref, op.key, existing[op.key])
     return checks
+
+
+def change_checks(
+    ref: str,
+    keys: Iterable[ContentKey],
+    before: Mapping[ContentKey, Content],
+    after: Mapping[ContentKey, Content],
+) -> list[Check]:
+    """The entity checks of changing ``keys`` from ``before`` to ``after`` on ``ref`` (a merge or
+    transplant, as Nessie's commit validator sees the commit it writes): a key that goes is
+    deleted, then one that appears is created and one that stays is updated, with the content's
+    type (deletes first, as Nessie)."""
+    deletes: list[Check] = []
+    puts: list[Check] = []
+    for key in keys:
+        old, new = before.get(key), after.get(key)
+        if new is not None:
+            kind = Op.UPDATE_ENTITY if old is not None else Op.CREATE_ENTITY
+            puts += on_content(kind, ref, key, new.TYPE_NAME)
+        elif old is not None:
+            deletes += on_content(Op.DELETE_ENTITY, ref, key, old.TYPE_NAME)
+    return deletes + puts
 
 
 __all__ = [
@@ -283,6 +307,7 @@ __all__ = [
     "Op",
     "Rule",
     "RulesError",
+    "change_checks",
     "commit_checks",
     "compile_rule",
     "content_types",

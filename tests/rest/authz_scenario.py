@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import requests
 
-from tests.rest.authz_harness import TABLE, delete, put
+from tests.rest.authz_harness import TABLE, VIEW, delete, put
 
 RECORDED: Final = Path(__file__).with_name("data") / "authorization_nessie_0.99.json"
 #: The rules, as ``nessie.server.authorization.rules.<name>`` properties.
@@ -25,6 +25,7 @@ RULES: Final = {
     "delete_ok": "op == 'DELETE_ENTITY' && path.startsWith('ok') && contentType == 'ICEBERG_TABLE'",
     "hidden": "op == 'CREATE_REFERENCE' && ref == 'hidden'",
     "read_ok": "op in ['READ_CONTENT_KEY', 'READ_ENTITY_VALUE'] && path == 'ok1'",
+    "dev": "ref == 'dev'",
 }
 _HASH = re.compile(r"\b[0-9a-f]{64}\b")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
@@ -118,6 +119,29 @@ def run(uri: str) -> list[dict[str, Any]]:
         f"/trees/open@{main}/history/transplant",
         {"fromRefName": "hidden", "hashesToTransplant": [head("main")]},
     )
+    # Merged and transplanted keys: created (allowed), updated and deleted (refused) on main.
+    commit("create okA, okV", "main", put("okA"), put("okV", content=VIEW))
+    main = head("main")
+    call(
+        "create dev",
+        "POST",
+        "/trees",
+        {"type": "BRANCH", "name": "main", "hash": main},
+        name="dev",
+        type="BRANCH",
+    )
+    ok_a = requests.get(f"{uri}/trees/dev/contents/okA", timeout=60).json()["content"]
+    commit("change dev", "dev", put("okNew"), put("okA", content={**ok_a, "snapshotId": 5}), delete("okV"))
+    dev = head("dev")
+    commit("create nope3, delete okV", "main", put("nope3"), delete("okV"))
+    call(
+        "merge dev into main",
+        "POST",
+        f"/trees/main@{main}/history/merge",
+        {"fromRefName": "dev", "fromHash": dev},
+    )
+    transplant = {"fromRefName": "dev", "hashesToTransplant": [dev]}
+    call("transplant from dev", "POST", f"/trees/main@{main}/history/transplant", transplant)
     return answers
 
 

@@ -207,14 +207,14 @@ def test_a_commit_needs_commit_change_against_its_branch_and_unchanged_is_not_ch
         assert admin.head("dev") != before
 
 
-def test_a_refused_commit_changes_nothing_and_names_every_refused_key() -> None:
+def test_a_refused_commit_changes_nothing_and_names_every_refused_key_deletes_first() -> None:
     with served_with_rules(_rules(_COMMIT, "op=='CREATE_ENTITY' && path=='A'")) as uri:
         admin = _setup(uri)
         before = admin.head("dev")
         message = forbidden(Caller(uri, "u").commit("dev", put("A"), put("B"), delete("Foo")))
         assert message == (
-            "'CREATE_ENTITY' is not allowed for role 'u' on content 'B', "
-            "'DELETE_ENTITY' is not allowed for role 'u' on content 'Foo'"
+            "'DELETE_ENTITY' is not allowed for role 'u' on content 'Foo', "
+            "'CREATE_ENTITY' is not allowed for role 'u' on content 'B'"
         )
         assert admin.head("dev") == before
 
@@ -325,7 +325,7 @@ def _merge_body(admin: Caller) -> dict[str, object]:
 
 def test_merging_needs_view_on_the_source_and_commit_on_the_target() -> None:
     with served_with_rules(
-        _rules("op=='VIEW_REFERENCE' && ref=='dev'", _COMMIT.replace("dev", "main"))
+        _rules("op=='VIEW_REFERENCE' && ref=='dev'", _COMMIT.replace("dev", "main"), "op=='CREATE_ENTITY'")
     ) as uri:
         admin = _setup(uri)
         admin.commit("dev", put("Merged"))
@@ -358,7 +358,7 @@ def test_transplanting_needs_view_on_the_source_and_commit_on_the_target() -> No
         return {"fromRefName": "dev", "hashesToTransplant": [admin.head("dev")]}
 
     with served_with_rules(
-        _rules("op=='VIEW_REFERENCE' && ref=='dev'", _COMMIT.replace("dev", "main"))
+        _rules("op=='VIEW_REFERENCE' && ref=='dev'", _COMMIT.replace("dev", "main"), "op=='CREATE_ENTITY'")
     ) as uri:
         admin = _setup(uri)
         admin.commit("dev", put("Moved"))
@@ -438,3 +438,40 @@ nessie.server.authorization.rules.allow_listing_reflog=\
         assert forbidden(Caller(uri, "someone").call("GET", "/trees/main"))
         admin.branch("dev1")
         assert Caller(uri, "someone").ok("GET", "/trees/dev1/history")["logEntries"]
+
+
+_TARGET = "op in ['VIEW_REFERENCE', 'COMMIT_CHANGE_AGAINST_REFERENCE']"
+
+
+@pytest.mark.parametrize("how", ["merge", "transplant"])
+def test_merged_and_transplanted_keys_are_checked_like_a_commit(how: str) -> None:
+    with served_with_rules(_rules(_TARGET, "op=='CREATE_ENTITY' && path=='New'")) as uri:
+        admin = _setup(uri)
+        foo = admin.ok("GET", "/trees/dev/contents/Foo")["content"]
+        admin.commit("dev", put("New"), put("Foo", content={**foo, "snapshotId": 7}), delete("V"))
+        if how == "merge":
+            body: dict[str, object] = _merge_body(admin)
+        else:
+            body = {"fromRefName": "dev", "hashesToTransplant": [admin.head("dev")]}
+        before = admin.head()
+        refused = Caller(uri, "u").call("POST", f"/trees/main@{before}/history/{how}", body)
+        assert forbidden(refused) == (
+            "'DELETE_ENTITY' is not allowed for role 'u' on content 'V', "
+            "'UPDATE_ENTITY' is not allowed for role 'u' on content 'Foo'"
+        )
+        assert admin.head() == before
+    allowing = (
+        "op=='CREATE_ENTITY' && path=='New' && contentType=='ICEBERG_TABLE'",
+        "op=='UPDATE_ENTITY' && path=='Foo' && contentType=='ICEBERG_TABLE'",
+        "op=='DELETE_ENTITY' && path=='V' && contentType=='ICEBERG_VIEW'",
+    )
+    with served_with_rules(_rules(_TARGET, *allowing)) as uri:
+        admin = _setup(uri)
+        foo = admin.ok("GET", "/trees/dev/contents/Foo")["content"]
+        admin.commit("dev", put("New"), put("Foo", content={**foo, "snapshotId": 7}), delete("V"))
+        if how == "merge":
+            body = _merge_body(admin)
+        else:
+            body = {"fromRefName": "dev", "hashesToTransplant": [admin.head("dev")]}
+        assert Caller(uri, "u").ok("POST", f"/trees/main@{admin.head()}/history/{how}", body)["wasSuccessful"]
+        assert admin.call("GET", "/trees/main/contents/V").status_code == 404

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from lochkit.cli import main
+from persist_spi.versionstore.content import ContentKey
 from rest_server.authorization import Check, Op, RulesError, load_rules, rules_from_properties
 from rest_server.java_properties import PropertiesError, parse_properties
 from rest_server.principal import Principal
@@ -121,3 +122,19 @@ def test_load_rules_reads_a_file(tmp_path: Path) -> None:
     rules = tmp_path / "r.properties"
     rules.write_text("nessie.server.authorization.rules.all=op=='VIEW_REFERENCE'\n", encoding="utf-8")
     assert [r.origin for r in load_rules(rules).rules] == [f"{rules}:1"]
+
+
+def test_the_example_in_the_docs_loads_and_means_what_it_says() -> None:
+    page = (Path(__file__).parents[2] / "docs" / "serve.md").read_text(encoding="utf-8")
+    example = page.split("```properties\n", 1)[1].split("```", 1)[0]
+    checker = rules_from_properties(example, "serve.md").checker(Principal("bob", frozenset({"engineers"})))
+    assert checker.allows(Check(Op.VIEW_REFERENCE, "dev-x"))
+    assert not checker.allows(Check(Op.VIEW_REFERENCE, "prod"))
+    sales = ContentKey.of("sales", "orders")
+    assert checker.allows(Check(Op.CREATE_ENTITY, "dev-x", sales, "ICEBERG_TABLE"))
+    assert not checker.allows(Check(Op.CREATE_ENTITY, "dev-x", sales, "ICEBERG_VIEW"))
+    assert (
+        not rules_from_properties(example, "serve.md")
+        .checker(None)
+        .allows(Check(Op.DELETE_REFERENCE, "dev-x"))
+    )
