@@ -9,10 +9,7 @@ import ipaddress
 import socket
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
-
-if TYPE_CHECKING:
-    from rest_server.authorization import Authorization
+from typing import Final
 
 NAME = "serve"
 HELP = "serve Nessie's REST API v2 over a lochkit backend (default 127.0.0.1:19120, like Nessie)"
@@ -58,14 +55,15 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from rest_server.authorization import RulesError, load_rules
 
     try:
-        authorization = load_rules(args.authorization_rules) if args.authorization_rules else None
+        # Read before the backend opens: a bad rules file stops the start at once. _serve uses it.
+        args.authorization = load_rules(args.authorization_rules) if args.authorization_rules else None
     except RulesError as e:
         print(f"lochkit serve: {e}", file=sys.stderr)
         return 2
     try:
         with open_target(args, purpose="serve") as target:
             # The policy of the one store every client's commits go through.
-            return _serve(args, target, apply_policy(target, args.policy), authorization)
+            return _serve(args, target, apply_policy(target, args.policy))
     except (InputError, UnknownBackend) as e:
         print(f"lochkit serve: {e}", file=sys.stderr)
         return 2
@@ -126,12 +124,13 @@ def _address_problem(host: str, port: int) -> str | None:
     return None
 
 
-def _serve(args: argparse.Namespace, target: object, policy: str, authorization: Authorization | None) -> int:
+def _serve(args: argparse.Namespace, target: object, policy: str) -> int:
     from loadgen.targets import Target
     from rest_server import create_app, serve_forever
 
     assert isinstance(target, Target)
     api = target.api
+    authorization = args.authorization
     app = create_app(lambda: api, authorization=authorization)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"lochkit serve: Nessie REST API v2 at http://{host}:{args.port}/api/v2")
@@ -139,7 +138,8 @@ def _serve(args: argparse.Namespace, target: object, policy: str, authorization:
     for note in target.notes:
         print(f"  {note}")
     if authorization is not None:
-        print(f"  authorization: {len(authorization.rules)} rules from {args.authorization_rules}")
+        count = len(authorization.rules)
+        print(f"  authorization: {count} rule{'' if count == 1 else 's'} from {args.authorization_rules}")
     if not _is_loopback(args.host):
         print("  warning: no authentication, and this address is reachable from other hosts")
     print("  Ctrl-C stops it.", flush=True)
