@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from persist_spi.versionstore import nessie_json as nj
-from persist_spi.versionstore.content import ContentKey
+from persist_spi.versionstore.content import Content, ContentKey
 from persist_spi.versionstore.results import Diff, KeyEntry, LogEntry
 from rest_server.authorization import (
     ALLOW_ALL,
@@ -34,11 +34,20 @@ def get_content(call: Call, element: str, raw_key: str) -> Json:
     key = parse_key(raw_key, "the path")
     at = call.read_at(call.address(element))
     found = call.store.get_contents(at.hash, [key]).contents.get(key)
+    call.access.require(_content_checks(call, at, {key: found}))
     if found is None:
-        call.access.require(view(at.name))
         raise content_not_found(key, at.name)
-    call.access.require(on_content(Op.READ_ENTITY_VALUE, at.name, key, found.TYPE_NAME))
     return {"content": nj.content_to_json(found), "effectiveReference": at.effective()}
+
+
+def _content_checks(call: Call, at: ReadAt, found: dict[ContentKey, Content | None]) -> list[Check]:
+    """Nessie's checks of a content read: view the reference, read each key found. (Nessie 0.99's
+    REST API v2 reads as for reading even when asked ``for-write``, so lochkit does too.)"""
+    checks = view(at.name)
+    for key, content in found.items():
+        if content is not None:
+            checks += on_content(Op.READ_ENTITY_VALUE, at.name, key, content.TYPE_NAME)
+    return checks
 
 
 def get_several_contents(call: Call, element: str) -> Json:
@@ -57,10 +66,7 @@ def post_contents(call: Call, element: str) -> Json:
 def _contents(call: Call, element: str, keys: Sequence[ContentKey]) -> Json:
     at = call.read_at(call.address(element))
     found = call.store.get_contents(at.hash, keys).contents if keys else {}
-    checks = view(at.name)
-    for key, content in found.items():
-        checks += on_content(Op.READ_ENTITY_VALUE, at.name, key, content.TYPE_NAME)
-    call.access.require(checks)
+    call.access.require(_content_checks(call, at, {k: found.get(k) for k in keys}))
     return {
         "contents": [
             {"key": nj.key_to_json(k), "content": nj.content_to_json(found[k])}
