@@ -1,14 +1,14 @@
 """One sequence of requests under fixed authorization rules, sent by an anonymous caller (a server
 without authentication), and its answers with hashes and content ids replaced by placeholders:
-recorded from the real Nessie server (``python -m tests.rest.authz_scenario URI``, the server
-started with :data:`RULES` as properties) into :data:`RECORDED`, and compared with lochkit's.
+recorded from the real Nessie server into :data:`RECORDED` by ``python -m tests.rest.authz_scenario``
+(which starts Nessie 0.99 with :data:`RULES`, as ``lochkit servers start nessie`` does, and stops
+it), and compared with lochkit's.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any, Final
 
@@ -30,6 +30,12 @@ RULES: Final = {
 _HASH = re.compile(r"\b[0-9a-f]{64}\b")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _VOLATILE = ("commitTime", "authorTime", "serverStackTrace")
+
+
+def nessie_properties() -> dict[str, str]:
+    """How Nessie's server is started for the scenario: in memory, with :data:`RULES` enforced."""
+    properties = {"nessie.version.store.type": "IN_MEMORY", "nessie.server.authorization.enabled": "true"}
+    return properties | {f"nessie.server.authorization.rules.{n}": e for n, e in RULES.items()}
 
 
 def properties_text() -> str:
@@ -148,10 +154,20 @@ def run(uri: str) -> list[dict[str, Any]]:
     return answers
 
 
-def record(uri: str) -> None:
+def record() -> None:
+    from provisioning.servers.nessie import start_server
+    from provisioning.workdir import workdir
+
+    with workdir("nessie-authz") as where:
+        nessie = start_server(where, nessie_properties())
+        try:
+            answers = run(nessie.url or "")
+        finally:
+            nessie.stop()
     RECORDED.parent.mkdir(exist_ok=True)
-    RECORDED.write_text(json.dumps(run(uri), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    RECORDED.write_text(json.dumps(answers, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"{len(answers)} answers recorded in {RECORDED}")
 
 
 if __name__ == "__main__":
-    record(sys.argv[1])
+    record()

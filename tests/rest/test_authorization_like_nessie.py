@@ -60,10 +60,8 @@ def nessie_with_rules() -> Iterator[str]:
     from provisioning.servers.nessie import start_server
     from provisioning.workdir import workdir
 
-    properties = {"nessie.version.store.type": "IN_MEMORY", "nessie.server.authorization.enabled": "true"}
-    properties |= {f"nessie.server.authorization.rules.{n}": e for n, e in scenario.RULES.items()}
     with workdir("nessie-authz") as where:
-        provisioned = start_server(where, properties)
+        provisioned = start_server(where, scenario.nessie_properties())
         try:
             yield provisioned.url or ""
         finally:
