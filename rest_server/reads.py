@@ -178,9 +178,9 @@ def _log_entry(entry: LogEntry) -> Json:
 def get_diff(call: Call, from_element: str, to_element: str) -> Json:
     from_at = call.read_at(call.address(from_element))
     to_at = call.read_at(call.address(to_element))
+    call.access.require(view(from_at.name) + view(to_at.name))  # before the filter, as Nessie
     min_key, max_key, prefix, requested = _key_range(call)
     cel = compile_filter(call.param("filter"), "diffs")
-    call.access.require(view(from_at.name) + view(to_at.name))
     diffs = call.store.get_diffs(
         from_at.hash,
         to_at.hash,

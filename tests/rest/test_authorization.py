@@ -307,6 +307,8 @@ def test_a_diff_needs_view_on_both_sides_and_lists_only_readable_keys() -> None:
         assert [d["key"]["elements"] for d in diffs] == [["Foo"], ["New"]]
         message = forbidden(user.call("GET", "/trees/main/diff/hidden"))
         assert message == "'VIEW_REFERENCE' is not allowed for role 'u' on reference 'hidden'"
+        # As in Nessie, the references are checked before the filter is read.
+        assert forbidden(user.call("GET", "/trees/main/diff/hidden", filter="not cel (")) == message
 
 
 def test_the_server_config_is_not_checked() -> None:
