@@ -108,6 +108,9 @@ def test_assigning_a_reference_needs_assign_on_it_and_view_on_the_target() -> No
         to_main = {"type": "BRANCH", "name": "main", "hash": admin.head()}
         message = forbidden(user.call("PUT", f"/trees/dev@{admin.head('dev')}", to_main))
         assert message == "'VIEW_REFERENCE' is not allowed for role 'u' on reference 'main'"
+        # A target without a name is checked on the default branch, as Nessie resolves it there.
+        unnamed = {"type": "BRANCH", "hash": admin.head()}
+        assert forbidden(user.call("PUT", f"/trees/dev@{admin.head('dev')}", unnamed)) == message
         admin.branch("other")
         to_dev = {"type": "BRANCH", "name": "dev", "hash": admin.head("dev")}
         message = forbidden(user.call("PUT", f"/trees/other@{admin.head('other')}", to_dev))
