@@ -263,19 +263,20 @@ def content_types(found: Mapping[ContentKey, Content]) -> dict[ContentKey, str]:
 
 
 def commit_checks(
-    ref: str, operations: Sequence[Operation], existing: Mapping[ContentKey, str]
+    ref: str, operations: Sequence[Operation], deleted: Mapping[ContentKey, str]
 ) -> list[Check]:
-    """A commit's checks (Nessie's commit validator): commit to the reference, then per Delete of a
-    key in ``existing`` (the keys present, with their content types) a delete, then per Put a
-    create (a key not there) or an update, with the new content's type. Like Nessie, deletes come
-    first; Unchanged operations are not checked."""
+    """A commit's checks (Nessie's commit validator, once the store accepted the operations):
+    commit to the reference, then a delete per Delete (``deleted`` maps the keys to their content
+    types), then per Put an update when it names the content id (an update, or the new key of a
+    rename) or a create when it does not (new content, or a key deleted and added again), with the
+    new content's type. Like Nessie, deletes come first; Unchanged operations are not checked."""
     checks = on_reference(Op.COMMIT_CHANGE_AGAINST_REFERENCE, ref)
     for op in operations:
-        if isinstance(op, Delete) and op.key in existing:
-            checks += on_content(Op.DELETE_ENTITY, ref, op.key, existing[op.key])
+        if isinstance(op, Delete) and op.key in deleted:
+            checks += on_content(Op.DELETE_ENTITY, ref, op.key, deleted[op.key])
     for op in operations:
         if isinstance(op, Put):
-            kind = Op.UPDATE_ENTITY if op.key in existing else Op.CREATE_ENTITY
+            kind = Op.UPDATE_ENTITY if op.content.id is not None else Op.CREATE_ENTITY
             checks += on_content(kind, ref, op.key, op.content.TYPE_NAME)
     return checks
 

@@ -16,7 +16,7 @@ from persist_spi.ids import ObjId
 from persist_spi.versionstore import nessie_json as nj
 from persist_spi.versionstore.api import Validator
 from persist_spi.versionstore.meta import CommitMeta
-from persist_spi.versionstore.operations import Delete, MergeBehavior, MergeKeyBehavior, Operation, Put
+from persist_spi.versionstore.operations import Delete, MergeBehavior, MergeKeyBehavior, Operation
 from persist_spi.versionstore.refs import NamedRef
 from persist_spi.versionstore.results import MergeResult
 from rest_server.authorization import (
@@ -56,20 +56,23 @@ def commit(call: Call, element: str) -> Json:
     meta = _client_meta(body.get("commitMeta")) or CommitMeta()
     _, operations = nj.commit_request_from_json(body)
     branch, expected = call.write_target(call.address(element))
-    result = call.store.commit(branch, expected, meta, operations, validator=_commit_validator(call, branch))
+    result = call.store.commit(
+        branch, expected, meta, operations, validator=_commit_validator(call, branch, expected)
+    )
     return nj.commit_result_to_json(branch, result)
 
 
-def _commit_validator(call: Call, branch: NamedRef) -> Validator | None:
+def _commit_validator(call: Call, branch: NamedRef, expected: ObjId) -> Validator | None:
     """Nessie's checks of a commit, made once the store has validated its operations (so a commit
     that conflicts is answered 409, not 403, as by Nessie)."""
     if call.access is ALLOW_ALL:
         return None
 
     def validate(operations: Sequence[Operation]) -> None:
-        keys = [op.key for op in operations if isinstance(op, Put | Delete)]
-        existing = content_types(call.store.get_values(branch, keys)) if keys else {}
-        call.access.require(commit_checks(branch.name, operations, existing))
+        # A deleted key's content type as the commit expected it (Nessie reads its expected index).
+        keys = [op.key for op in operations if isinstance(op, Delete)]
+        deleted = content_types(call.store.get_values(expected, keys)) if keys else {}
+        call.access.require(commit_checks(branch.name, operations, deleted))
 
     return validate
 

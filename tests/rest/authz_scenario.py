@@ -151,6 +151,9 @@ def run(uri: str) -> list[dict[str, Any]]:
     )
     transplant = {"fromRefName": "dev", "hashesToTransplant": [dev]}
     call("transplant from dev", "POST", f"/trees/main@{main}/history/transplant", transplant)
+    # A rename updates the new key; a key deleted and added again is created.
+    commit("rename okA to okR", "main", delete("okA"), put("okR", content=ok_a))
+    commit("re-add okA", "main", delete("okA"), put("okA"))
     return answers
 
 

@@ -480,3 +480,14 @@ def test_merged_and_transplanted_keys_are_checked_like_a_commit(how: str) -> Non
             body = {"fromRefName": "dev", "hashesToTransplant": [admin.head("dev")]}
         assert Caller(uri, "u").ok("POST", f"/trees/main@{admin.head()}/history/{how}", body)["wasSuccessful"]
         assert admin.call("GET", "/trees/main/contents/V").status_code == 404
+
+
+def test_a_rename_updates_its_new_key_and_a_re_added_key_is_created() -> None:
+    rules = _rules(_COMMIT, "op=='DELETE_ENTITY'", "op=='CREATE_ENTITY' && path=='Foo'")
+    with served_with_rules(rules) as uri:
+        admin = _setup(uri)
+        user = Caller(uri, "u")
+        foo = admin.ok("GET", "/trees/dev/contents/Foo")["content"]
+        refused = user.commit("dev", delete("Foo"), put("Renamed", content=foo))
+        assert forbidden(refused) == "'UPDATE_ENTITY' is not allowed for role 'u' on content 'Renamed'"
+        assert user.commit("dev", delete("Foo"), put("Foo")).status_code == 200
