@@ -33,6 +33,7 @@ from persist_spi.ids import EMPTY_OBJ_ID
 from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.store import VersionStore
 from rest_server.authentication import Authentication, AuthenticationMiddleware
+from rest_server.authorization import ALLOW_ALL, Authorization
 from rest_server.context import Call
 from rest_server.errors import CLIENT_SPEC_HEADER, ApiError, error_answer
 from rest_server.limits import (
@@ -80,20 +81,25 @@ def create_app(
     store: StoreSource,
     *,
     authentication: Authentication | None = None,
+    authorization: Authorization | None = None,
     limits: RequestLimits = UNBOUNDED,
 ) -> Starlette:
     """Nessie's REST API v2 over the store ``store()`` returns (asked once per request).
     ``authentication``: who may call it (None: anyone, as without authentication in Nessie);
+    ``authorization``: Nessie's rules every request is checked against (None: no checks);
     ``limits``: how large and long requests may be (none unless given; ``lochkit serve`` gives its
     options')."""
 
+    async def answer(request: Request, handler: Callable[[Call], dict[str, Any]]) -> Response:
+        return await _answer(request, store, limits, handler, authorization)
+
     async def config(request: Request) -> Response:
-        return await _answer(request, store, limits, lambda call: _config(call.store))
+        return await answer(request, lambda call: _config(call.store))
 
     async def trees(request: Request) -> Response:
         if request.method == "GET":
-            return await _answer(request, store, limits, references.list_references)
-        return await _answer(request, store, limits, references.create_reference)
+            return await answer(request, references.list_references)
+        return await answer(request, references.create_reference)
 
     async def tree_path(request: Request) -> Response:
         raw = request.scope.get("raw_path") or request.url.path.encode()
@@ -103,14 +109,14 @@ def create_app(
         ref, rest = unquote(match.group("ref")), match.group("rest")
         if rest.startswith("/contents/") and request.method == "GET":
             key = unquote(match.group("key"))
-            return await _answer(request, store, limits, lambda call: reads.get_content(call, ref, key))
+            return await answer(request, lambda call: reads.get_content(call, ref, key))
         if rest.startswith("/diff/") and request.method == "GET":
             to = unquote(match.group("to"))
-            return await _answer(request, store, limits, lambda call: reads.get_diff(call, ref, to))
+            return await answer(request, lambda call: reads.get_diff(call, ref, to))
         handler = _ROUTES.get((request.method, rest))
         if handler is None:
             return _not_found(request)
-        return await _answer(request, store, limits, lambda call: handler(call, ref))
+        return await answer(request, lambda call: handler(call, ref))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
@@ -172,7 +178,11 @@ def _not_found(request: Request) -> Response:
 
 
 async def _answer(
-    request: Request, store: StoreSource, limits: RequestLimits, handler: Callable[[Call], dict[str, Any]]
+    request: Request,
+    store: StoreSource,
+    limits: RequestLimits,
+    handler: Callable[[Call], dict[str, Any]],
+    authorization: Authorization | None = None,
 ) -> Response:
     spec = request.headers.get(CLIENT_SPEC_HEADER)
     try:
@@ -183,7 +193,8 @@ async def _answer(
         check_counts(query, body, limits)
         cap_page_size(query, limits)
         principal = principal_of(request.scope)
-        work = run_in_threadpool(lambda: handler(Call(store(), query, body, principal)))
+        access = authorization.checker(principal) if authorization is not None else ALLOW_ALL
+        work = run_in_threadpool(lambda: handler(Call(store(), query, body, principal, access=access)))
         result = await within_read_timeout(request.method, work, limits)
     except Exception as e:  # every failure becomes Nessie's error answer
         status, answer = error_answer(e, spec, f"{request.method} {request.url.path}")

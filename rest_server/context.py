@@ -13,6 +13,7 @@ from persist_spi.versionstore.api import VersionStoreApi
 from persist_spi.versionstore.commit_specs import parse_commit_spec
 from persist_spi.versionstore.content import ContentKey
 from persist_spi.versionstore.refs import NamedRef, ReferenceInfo
+from rest_server.authorization import ALLOW_ALL, AccessChecker
 from rest_server.errors import bad_request
 from rest_server.principal import Principal
 from rest_server.ref_path import RefAddress, parse_ref_element
@@ -46,6 +47,8 @@ class Call:
     body: Any = None
     #: Who sent the request (None when the server runs without authentication).
     principal: Principal | None = None
+    #: The authorization checks of this request (every check passes without rules).
+    access: AccessChecker = ALLOW_ALL
     _default_branch: str | None = field(default=None, repr=False)
 
     # --- parameters ------------------------------------------------------------------------------

@@ -3,14 +3,25 @@ a commit on it, a detached commit, or a relative commit spec; listings with CEL 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from persist_spi.versionstore import nessie_json as nj
-from persist_spi.versionstore.content import ContentKey
+from persist_spi.versionstore.content import Content, ContentKey
 from persist_spi.versionstore.results import Diff, KeyEntry, LogEntry
+from rest_server.authorization import (
+    ALLOW_ALL,
+    Check,
+    Op,
+    content_types,
+    on_content,
+    on_reference,
+    read_content_key,
+    view,
+)
 from rest_server.cel_filters import compile_filter, entry_activation, key_activation, log_activation
-from rest_server.context import Call, parse_key
+from rest_server.context import Call, ReadAt, parse_key
 from rest_server.errors import bad_request, content_not_found
 from rest_server.paging import max_records, take_page
 
@@ -23,9 +34,20 @@ def get_content(call: Call, element: str, raw_key: str) -> Json:
     key = parse_key(raw_key, "the path")
     at = call.read_at(call.address(element))
     found = call.store.get_contents(at.hash, [key]).contents.get(key)
+    call.access.require(_content_checks(call, at, {key: found}))
     if found is None:
         raise content_not_found(key, at.name)
     return {"content": nj.content_to_json(found), "effectiveReference": at.effective()}
+
+
+def _content_checks(call: Call, at: ReadAt, found: dict[ContentKey, Content | None]) -> list[Check]:
+    """Nessie's checks of a content read: view the reference, read each key found. (Nessie 0.99's
+    REST API v2 reads as for reading even when asked ``for-write``, so lochkit does too.)"""
+    checks = view(at.name)
+    for key, content in found.items():
+        if content is not None:
+            checks += on_content(Op.READ_ENTITY_VALUE, at.name, key, content.TYPE_NAME)
+    return checks
 
 
 def get_several_contents(call: Call, element: str) -> Json:
@@ -44,6 +66,7 @@ def post_contents(call: Call, element: str) -> Json:
 def _contents(call: Call, element: str, keys: Sequence[ContentKey]) -> Json:
     at = call.read_at(call.address(element))
     found = call.store.get_contents(at.hash, keys).contents if keys else {}
+    call.access.require(_content_checks(call, at, {k: found.get(k) for k in keys}))
     return {
         "contents": [
             {"key": nj.key_to_json(k), "content": nj.content_to_json(found[k])}
@@ -73,6 +96,7 @@ def get_entries(call: Call, element: str) -> Json:
     at = call.read_at(call.address(element))
     min_key, max_key, prefix, requested = _key_range(call)
     cel = compile_filter(call.param("filter"), "entries")
+    call.access.require([Check(Op.READ_ENTRIES, at.name)])
     entries = call.store.get_entries(
         at.hash,
         min_key=min_key,
@@ -85,7 +109,10 @@ def get_entries(call: Call, element: str) -> Json:
 
     def filtered() -> Iterator[KeyEntry]:
         for entry in entries:
-            if cel is None or cel.matches(entry_activation(entry.key, nj.content_type_name(entry.payload))):
+            content_type = nj.content_type_name(entry.payload)
+            if cel is not None and not cel.matches(entry_activation(entry.key, content_type)):
+                continue
+            if call.access.allows(read_content_key(at.name, entry.key, content_type)):
                 yield entry
 
     page = take_page(filtered(), max_records(call.param("max-records")), lambda e: e.paging_token)
@@ -101,6 +128,7 @@ def get_commit_log(call: Call, element: str) -> Json:
     if fetch not in ("MINIMAL", "ALL"):
         raise bad_request(f"fetch must be MINIMAL or ALL, not '{call.param('fetch')}'")
     at = call.read_at(call.address(element))
+    call.access.require(on_reference(Op.LIST_COMMIT_LOG, at.name))
     limit = call.param("limit-hash")
     stop = None
     if limit:
@@ -113,7 +141,7 @@ def get_commit_log(call: Call, element: str) -> Json:
     def until_limit() -> Iterator[LogEntry]:
         for entry in log:
             if cel is None or cel.matches(log_activation(entry.meta, entry.operations)):
-                yield entry
+                yield _readable_operations(call, at, entry)
             if entry.hash == stop:
                 return
 
@@ -121,6 +149,21 @@ def get_commit_log(call: Call, element: str) -> Json:
         until_limit(), max_records(call.param("max-records"), MAX_LOG_ENTRIES), lambda e: e.paging_token
     )
     return {**page.fields(), "logEntries": [_log_entry(e) for e in page.items]}
+
+
+def _readable_operations(call: Call, at: ReadAt, entry: LogEntry) -> LogEntry:
+    """The entry with only the operations on keys the caller may read (as Nessie, which names each
+    key's content type as of the log's newest commit)."""
+    if not entry.operations or call.access is ALLOW_ALL:
+        return entry
+    keys = [op.key for op in entry.operations]
+    types = content_types(call.store.get_contents(at.hash, keys).contents)
+    kept = tuple(
+        op
+        for op in entry.operations
+        if call.access.allows(read_content_key(at.name, op.key, types.get(op.key, "")))
+    )
+    return entry if len(kept) == len(entry.operations) else dataclasses.replace(entry, operations=kept)
 
 
 def _log_entry(entry: LogEntry) -> Json:
@@ -135,6 +178,7 @@ def _log_entry(entry: LogEntry) -> Json:
 def get_diff(call: Call, from_element: str, to_element: str) -> Json:
     from_at = call.read_at(call.address(from_element))
     to_at = call.read_at(call.address(to_element))
+    call.access.require(view(from_at.name) + view(to_at.name))  # before the filter, as Nessie
     min_key, max_key, prefix, requested = _key_range(call)
     cel = compile_filter(call.param("filter"), "diffs")
     diffs = call.store.get_diffs(
@@ -149,7 +193,11 @@ def get_diff(call: Call, from_element: str, to_element: str) -> Json:
 
     def filtered() -> Iterator[Diff]:
         for diff in diffs:
-            if cel is None or cel.matches(key_activation(diff.key)):
+            if cel is not None and not cel.matches(key_activation(diff.key)):
+                continue
+            # Nessie checks a changed or removed key on the "from" side, an added one on the "to" side.
+            side = from_at.name if diff.from_content is not None else to_at.name
+            if call.access.allows(read_content_key(side, diff.key)):
                 yield diff
 
     page = take_page(filtered(), max_records(call.param("max-records")), lambda d: d.paging_token)

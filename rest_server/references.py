@@ -10,6 +10,7 @@ from persist_spi.keys import key_less, key_order
 from persist_spi.versionstore import nessie_json as nj
 from persist_spi.versionstore.refs import NamedRef, ReferenceInfo, RefKind
 from persist_spi.versionstore.results import ReferenceMetadata
+from rest_server.authorization import Check, Op, on_reference, ref_name, view
 from rest_server.cel_filters import compile_filter, reference_activation
 from rest_server.context import DETACHED, Call
 from rest_server.errors import bad_request
@@ -48,6 +49,8 @@ def list_references(call: Call) -> Json:
         for info in found:
             if key_less(info.named_ref.full_name, start):
                 continue
+            if not call.access.allows(view(info.named_ref.name)[0]):
+                continue  # like Nessie: a reference the caller may not view is not listed
             metadata = call.store.reference_metadata(info.named_ref) if fetch_all else None
             if cel is not None and not cel.matches(_activation(info, metadata)):
                 continue
@@ -76,6 +79,7 @@ def get_reference(call: Call, element: str) -> Json:
     if address.has_commit_spec or address.name is None:
         raise bad_request("Hashes are not allowed when fetching a reference by name")
     info = call.store.named_ref(address.name)
+    call.access.require(view(info.named_ref.name))
     metadata = call.store.reference_metadata(info.named_ref) if _fetch_all(call) else None
     return {"reference": nj.reference_to_json(info, metadata)}
 
@@ -89,10 +93,15 @@ def create_reference(call: Call) -> Json:
     source = call.body if isinstance(call.body, dict) else {}
     source_hash = source.get("hash")
     new_ref = NamedRef(name, kind)
+    checks = [Check(Op.CREATE_REFERENCE, name)]
     if not source_hash and kind is RefKind.BRANCH and name == call.default_branch:
         target = EMPTY_OBJ_ID  # (re-)creating the default branch needs no source
     else:
-        _, target = call.source_hash(source.get("name") or call.default_branch, source_hash, "Target hash")
+        source_ref, target = call.source_hash(
+            source.get("name") or call.default_branch, source_hash, "Target hash"
+        )
+        checks += view(ref_name(source_ref))
+    call.access.require(checks)
     created = call.store.create_reference(new_ref, target)
     return {"reference": nj.reference_to_json(created)}
 
@@ -113,7 +122,10 @@ def assign_reference(call: Call, element: str) -> Json:
         _existing(call, address.name, call.param("type"))
     ref, expected = call.write_target(address)
     target_doc = call.body_object("the reference to assign to: {type, name, hash}")
-    _, target = call.source_hash(target_doc.get("name"), target_doc.get("hash"), "Target hash")
+    target_ref, target = call.source_hash(target_doc.get("name"), target_doc.get("hash"), "Target hash")
+    # A target without a name is on the default branch for Nessie's check, as its hash resolution.
+    target_name = ref_name(target_ref) if target_doc.get("name") else call.default_branch
+    call.access.require(view(target_name) + on_reference(Op.ASSIGN_REFERENCE_TO_HASH, ref.name))
     assigned = call.store.assign(ref, expected, target)
     return {"reference": nj.reference_to_json(ReferenceInfo(ref, assigned.current_hash))}
 
@@ -125,6 +137,7 @@ def delete_reference(call: Call, element: str) -> Json:
     ref = _existing(call, address.name, call.param("type"))
     if ref.kind is RefKind.BRANCH and ref.name == call.default_branch:
         raise bad_request(f"Default branch '{ref.name}' cannot be deleted.")
+    call.access.require(on_reference(Op.DELETE_REFERENCE, ref.name))
     ref, expected = call.write_target(address)
     deleted_at = call.store.delete_reference(ref, expected)
     return {"reference": nj.reference_to_json(ReferenceInfo(ref, deleted_at))}
@@ -135,6 +148,7 @@ def reference_history(call: Call, element: str) -> Json:
     if address.has_commit_spec or address.name is None:
         raise bad_request("Hashes are not allowed when fetching a reference history")
     info = call.store.named_ref(address.name)
+    call.access.require(view(info.named_ref.name))
     history = call.store.reference_history(info.named_ref, call.int_param("scan-commits"))
     return nj.reference_history_to_json(history, info)
 

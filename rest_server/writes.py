@@ -8,12 +8,27 @@ not set, the source reference exists), and turns the result into Nessie's answer
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from persist_spi.errors import InputError
+from persist_spi.ids import ObjId
 from persist_spi.versionstore import nessie_json as nj
+from persist_spi.versionstore.api import Validator
 from persist_spi.versionstore.meta import CommitMeta
-from persist_spi.versionstore.operations import MergeBehavior, MergeKeyBehavior
+from persist_spi.versionstore.operations import Delete, MergeBehavior, MergeKeyBehavior, Operation
+from persist_spi.versionstore.refs import NamedRef
+from persist_spi.versionstore.results import MergeResult
+from rest_server.authorization import (
+    ALLOW_ALL,
+    Op,
+    change_checks,
+    commit_checks,
+    content_types,
+    on_reference,
+    ref_name,
+    view,
+)
 from rest_server.context import Call
 from rest_server.errors import bad_request
 
@@ -41,8 +56,25 @@ def commit(call: Call, element: str) -> Json:
     meta = _client_meta(body.get("commitMeta")) or CommitMeta()
     _, operations = nj.commit_request_from_json(body)
     branch, expected = call.write_target(call.address(element))
-    result = call.store.commit(branch, expected, meta, operations)
+    result = call.store.commit(
+        branch, expected, meta, operations, validator=_commit_validator(call, branch, expected)
+    )
     return nj.commit_result_to_json(branch, result)
+
+
+def _commit_validator(call: Call, branch: NamedRef, expected: ObjId) -> Validator | None:
+    """Nessie's checks of a commit, made once the store has validated its operations (so a commit
+    that conflicts is answered 409, not 403, as by Nessie)."""
+    if call.access is ALLOW_ALL:
+        return None
+
+    def validate(operations: Sequence[Operation]) -> None:
+        # A deleted key's content type as the commit expected it (Nessie reads its expected index).
+        keys = [op.key for op in operations if isinstance(op, Delete)]
+        deleted = content_types(call.store.get_values(expected, keys)) if keys else {}
+        call.access.require(commit_checks(branch.name, operations, deleted))
+
+    return validate
 
 
 def _flag(body: dict[str, Any], *names: str) -> bool:
@@ -83,18 +115,41 @@ def merge(call: Call, element: str) -> Json:
         meta = CommitMeta(message=message) if meta is None else _with_message(meta, message)
     default, behaviors = _behaviors(body)
     target, expected = call.write_target(call.address(element))
-    result = call.store.merge(
-        source_ref if source_ref is not None else source_hash,
-        target,
-        expected,
-        source_hash=source_hash if source_ref is not None else None,
-        default_behavior=default,
-        key_behaviors=behaviors,
-        dry_run=_flag(body, "isDryRun", "dryRun"),
-        meta=meta,
-        raise_on_conflict=not _flag(body, "isReturnConflictAsResult", "returnConflictAsResult"),
+    call.access.require(
+        view(ref_name(source_ref)) + on_reference(Op.COMMIT_CHANGE_AGAINST_REFERENCE, target.name)
     )
-    return nj.merge_result_to_json(result)
+
+    def merge_once(dry_run: bool, raise_on_conflict: bool) -> MergeResult:
+        return call.store.merge(
+            source_ref if source_ref is not None else source_hash,
+            target,
+            expected,
+            source_hash=source_hash if source_ref is not None else None,
+            default_behavior=default,
+            key_behaviors=behaviors,
+            dry_run=dry_run,
+            meta=meta,
+            raise_on_conflict=raise_on_conflict,
+        )
+
+    if call.access is not ALLOW_ALL:
+        _require_key_checks(call, target, source_hash, merge_once(True, False))
+    dry_run = _flag(body, "isDryRun", "dryRun")
+    return nj.merge_result_to_json(
+        merge_once(dry_run, not _flag(body, "isReturnConflictAsResult", "returnConflictAsResult"))
+    )
+
+
+def _require_key_checks(call: Call, target: NamedRef, source: ObjId, planned: MergeResult) -> None:
+    """Nessie's per-key checks of a merge or transplant: each key the dry run ``planned`` would
+    change, from its value on the target's head to its value at ``source`` (the merged commit, or
+    the last transplanted one). Keys a DROP behaviour leaves alone are not checked."""
+    keys = [k for k, d in planned.details.items() if d.behavior is not MergeBehavior.DROP]
+    if not keys:
+        return
+    before = call.store.get_values(planned.effective_target_hash or target, keys)
+    after = call.store.get_values(source, keys)
+    call.access.require(change_checks(target.name, keys, before, after))
 
 
 def _with_message(meta: CommitMeta, message: str) -> CommitMeta:
@@ -114,21 +169,31 @@ def transplant(call: Call, element: str) -> Json:
         call.source_hash(from_name if i == 0 else None, str(h), "Hash to transplant")[1]
         for i, h in enumerate(hashes)
     ]
+    from_ref = str(from_name)  # a reference name, or DETACHED, as Nessie names the source
     message = body.get("message")
     default, behaviors = _behaviors(body)
     target, expected = call.write_target(call.address(element))
-    result = call.store.transplant(
-        target,
-        expected,
-        sequence,
-        default_behavior=default,
-        key_behaviors=behaviors,
-        dry_run=_flag(body, "isDryRun", "dryRun"),
-        raise_on_conflict=not _flag(body, "isReturnConflictAsResult", "returnConflictAsResult"),
-        # Like Nessie, a message replaces the message of a single transplanted commit only.
-        message=message if message and len(sequence) == 1 else None,
+    call.access.require(view(from_ref) + on_reference(Op.COMMIT_CHANGE_AGAINST_REFERENCE, target.name))
+
+    def transplant_once(dry_run: bool, raise_on_conflict: bool) -> MergeResult:
+        return call.store.transplant(
+            target,
+            expected,
+            sequence,
+            default_behavior=default,
+            key_behaviors=behaviors,
+            dry_run=dry_run,
+            raise_on_conflict=raise_on_conflict,
+            # Like Nessie, a message replaces the message of a single transplanted commit only.
+            message=message if message and len(sequence) == 1 else None,
+        )
+
+    if call.access is not ALLOW_ALL:
+        _require_key_checks(call, target, sequence[-1], transplant_once(True, False))
+    dry_run = _flag(body, "isDryRun", "dryRun")
+    return nj.merge_result_to_json(
+        transplant_once(dry_run, not _flag(body, "isReturnConflictAsResult", "returnConflictAsResult"))
     )
-    return nj.merge_result_to_json(result)
 
 
 __all__ = ["commit", "merge", "transplant"]

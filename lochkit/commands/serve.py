@@ -39,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     add_limit_arguments(parser)
     add_security_arguments(parser)
+    authorization = parser.add_argument_group("authorization")
+    authorization.add_argument(
+        "--authorization-rules",
+        metavar="FILE",
+        help="check every request against Nessie's authorization rules in FILE, a .properties file "
+        "of nessie.server.authorization.rules.<name>=<CEL expression> lines (default: no checks)",
+    )
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
@@ -53,6 +60,14 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     problem = _check(args, NESSIE)
     if problem:
         print(f"lochkit serve: {problem}", file=sys.stderr)
+        return 2
+    from rest_server.authorization import RulesError, load_rules
+
+    try:
+        # Read before the backend opens: a bad rules file stops the start at once. _serve uses it.
+        args.authorization = load_rules(args.authorization_rules) if args.authorization_rules else None
+    except RulesError as e:
+        print(f"lochkit serve: {e}", file=sys.stderr)
         return 2
     try:
         # Token file, JWKS and TLS files are read before any database is opened or started.
@@ -137,7 +152,8 @@ def _serve(
     assert isinstance(target, Target)
     api = target.api
     limits = limits_from_args(args)
-    app = create_app(lambda: api, authentication=authentication, limits=limits)
+    authorization = args.authorization
+    app = create_app(lambda: api, authentication=authentication, authorization=authorization, limits=limits)
     host = f"[{args.host}]" if ":" in args.host else args.host
     scheme = "http" if tls is None else "https"
     print(f"lochkit serve: Nessie REST API v2 at {scheme}://{host}:{args.port}/api/v2")
@@ -145,6 +161,9 @@ def _serve(
     for note in target.notes:
         print(f"  {note}")
     print(f"  {describe(authentication)}")
+    if authorization is not None:
+        count = len(authorization.rules)
+        print(f"  authorization: {count} rule{'' if count == 1 else 's'} from {args.authorization_rules}")
     if authentication is None and not is_loopback(args.host):
         print(
             "  warning: --insecure-no-auth: anyone who reaches this address may read, write and "

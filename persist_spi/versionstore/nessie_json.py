@@ -722,7 +722,13 @@ def error_body(status: int, code: str, message: str, details: Json | None = None
     return body
 
 
-_REASONS: Final = {400: "Bad Request", 404: "Not Found", 409: "Conflict", 500: "Internal Server Error"}
+_REASONS: Final = {
+    400: "Bad Request",
+    403: "Forbidden",
+    404: "Not Found",
+    409: "Conflict",
+    500: "Internal Server Error",
+}
 
 
 def _http_reason(status: int) -> str:

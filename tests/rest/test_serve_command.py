@@ -97,6 +97,7 @@ def _values_to_try(action: argparse.Action, tmp_path: Path) -> list[list[str]]:
         "jwt_roles_claim": ["roles"],
         "tls_cert": [str(tmp_path / "cert.pem")],  # written by _companions
         "tls_key": [str(tmp_path / "key.pem")],
+        "authorization_rules": [str(_rules_file(tmp_path))],
     }
     assert action.dest in samples, f"no sample value for {action.option_strings}: add one here"
     return [[value] for value in samples[action.dest]]
@@ -123,6 +124,12 @@ def _companions(action: argparse.Action, tmp_path: Path) -> dict[str, list[str]]
         cert, key = self_signed(tmp_path)
         return {"--tls-cert": [str(cert)], "--tls-key": [str(key)]}
     return {}
+
+
+def _rules_file(tmp_path: Path) -> Path:
+    rules = tmp_path / "rules.properties"
+    rules.write_text("nessie.server.authorization.rules.all=true\n", encoding="utf-8")
+    return rules
 
 
 def test_every_option_serve_offers_is_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -216,3 +223,40 @@ def test_serves_until_sigterm_and_stops_cleanly(tmp_path: Path) -> None:
     assert f"Nessie REST API v2 at http://127.0.0.1:{port}/api/v2" in output
     assert ", commit policy group" in output
     assert "rocksdb" in output
+
+
+def test_serve_enforces_an_authorization_rules_file(tmp_path: Path) -> None:
+    port = _free_port()
+    rules = tmp_path / "rules.properties"
+    rules.write_text(
+        "# only the commit log of main, for everyone\n"
+        "nessie.server.authorization.rules.log=\\\n"
+        "    op in ['VIEW_REFERENCE', 'LIST_COMMIT_LOG'] && ref == 'main'\n",
+        encoding="utf-8",
+    )
+    served = ["--backend", "rocksdb", "--url", str(tmp_path / "db"), "--port", str(port)]
+    process = subprocess.Popen(
+        [CLI, "serve", *served, "--authorization-rules", str(rules)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    uri = f"http://127.0.0.1:{port}/api/v2"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                requests.get(f"{uri}/config", timeout=2)
+                break
+            except requests.ConnectionError:
+                assert process.poll() is None, process.communicate()[0]
+                assert time.monotonic() < deadline, "lochkit serve did not answer within 60 s"
+                time.sleep(0.2)
+        assert requests.get(f"{uri}/trees/main/history", timeout=10).status_code == 200
+        refused = requests.get(f"{uri}/trees/main/entries", timeout=10)
+        assert refused.status_code == 403
+        assert refused.json()["message"] == "'READ_ENTRIES' is not allowed for role '' on reference 'main'"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=30)[0]
+    assert f"authorization: 1 rule from {rules}" in output
