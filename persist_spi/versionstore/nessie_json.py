@@ -7,7 +7,8 @@ merge responses, and error bodies (turned into the version store's own exception
 client and a REST server use it alike, so the two cannot drift apart.
 
 Field names follow Nessie's OpenAPI document (``api/model/src/main/resources/META-INF/openapi.yaml``).
-Absent optional fields are left out, as Nessie's server does for ``null`` attributes it omits.
+What a server answers has Nessie 0.99's exact shape (fields present or null, and their order, as
+recorded from its server in ``tests/rest/data``); in requests, absent optional fields are left out.
 """
 
 from __future__ import annotations

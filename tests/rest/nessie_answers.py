@@ -100,15 +100,14 @@ class Session:
         body = {"commitMeta": {"message": name, **meta}, "operations": list(operations)}
         return self.send(name, "POST", f"/trees/{ref}@{expected or self.head(ref)}/history/commit", body)
 
-    def branch(self, name: str, at: str, ref: str = "main") -> Any:
-        return self.send(
-            f"create {name}",
-            "POST",
-            "/trees",
-            {"type": "BRANCH", "name": ref, "hash": at},
-            name=name,
-            type="BRANCH",
-        )
+    def branch(self, name: str, at: str, kind: str = "BRANCH", label: str | None = None) -> Any:
+        """Create branch (or tag) ``name`` at commit ``at`` of main."""
+        return self.send(label or f"create {name}", "POST", "/trees", main_at(at), name=name, type=kind)
+
+
+def main_at(hash_: str) -> dict[str, Any]:
+    """The reference document naming main at ``hash_``."""
+    return {"type": "BRANCH", "name": "main", "hash": hash_}
 
 
 def _key(dotted: str) -> dict[str, Any]:
@@ -293,6 +292,23 @@ def run_sequence(s: Session) -> None:
     again = {"fromRefName": "again", "hashesToTransplant": [_hash(r2)], "isReturnConflictAsResult": True}
     s.send("transplant re-created key", "POST", f"/trees/again@{_hash(r2)}/history/transplant", again)
     s.send("log of again", "GET", "/trees/again/history", fetch="ALL", **{"max-records": 2})
+    # --- references: create a tag, assign, delete, and their errors
+    head = s.head()
+    s.branch("v1", head, "TAG", "create tag")
+    s.branch("v1", head, "TAG", "create existing")
+    s.send("tag all", "GET", "/trees/v1", fetch="ALL")
+    s.send("assign", "PUT", f"/trees/pick@{s.head('pick')}", main_at(head), type="BRANCH")
+    s.send("assign stale", "PUT", f"/trees/pick@{_hash(p1)}", main_at(head), type="BRANCH")
+    s.send("delete", "DELETE", f"/trees/pick@{head}", type="BRANCH")
+    s.send("reference by hash", "GET", f"/trees/main@{head}")
+    s.send("reference not found", "GET", "/trees/nope")
+    s.send(
+        "entries filtered",
+        "GET",
+        "/trees/main/entries",
+        filter="entry.contentType == 'ICEBERG_TABLE'",
+        content="true",
+    )
 
 
 def record(base: str) -> list[dict[str, Any]]:
