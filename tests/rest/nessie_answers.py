@@ -292,6 +292,7 @@ def run_sequence(s: Session) -> None:
     again = {"fromRefName": "again", "hashesToTransplant": [_hash(r2)], "isReturnConflictAsResult": True}
     s.send("transplant re-created key", "POST", f"/trees/again@{_hash(r2)}/history/transplant", again)
     s.send("log of again", "GET", "/trees/again/history", fetch="ALL", **{"max-records": 2})
+    s.send("log after merges", "GET", "/trees/main/history", fetch="ALL", **{"max-records": 6})
     # --- references: create a tag, assign, delete, and their errors
     head = s.head()
     s.branch("v1", head, "TAG", "create tag")
