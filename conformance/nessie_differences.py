@@ -198,12 +198,19 @@ _LISTED: Final[tuple[Difference, ...]] = (
         kind="deliberate",
         lochkit="A transplanted commit that deleted and re-created a key (new content id) replays as "
         "that delete and re-create: it applies when the target still holds what the source's "
-        "parent held, else VALUE_DIFFERS.",
+        "parent held, else VALUE_DIFFERS; on a target that holds the re-created content already "
+        "(e.g. the branch that made the commit), CONTENT_ID_DIFFERS, as the replayed delete "
+        "expects the old content id.",
         nessie="Replays only the new content, expecting the old value under the new content id: "
-        "CONTENT_ID_DIFFERS and nothing applied, also on a target where the key is unchanged. A "
-        "merge of the same change applies.",
+        "CONTENT_ID_DIFFERS and nothing applied, also on a target where the key is unchanged; on a "
+        "target that holds the re-created content already, VALUE_DIFFERS. A merge of the same "
+        "change applies.",
         reason="The commit applies cleanly; merge and transplant should agree on it.",
-        tests=(f"{_FOUND}::test_transplanting_a_re_created_key",),
+        tests=(
+            f"{_FOUND}::test_transplanting_a_re_created_key",
+            f"{_FOUND}::test_transplanting_a_re_created_key_onto_a_branch_that_has_it",
+            "tests/rest/test_answer_shapes.py::test_each_answer_is_shaped_exactly_like_nessies",
+        ),
     ),
     Difference(
         id="renames-in-merges",

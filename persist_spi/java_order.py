@@ -7,6 +7,9 @@ the table sizes the two maps grow to, and the order names were first added. This
 what ``java.util.HashMap`` (OpenJDK 8 and later, unchanged since) does with those names, so lochkit
 derives the same commit ids.
 
+The same replay orders content keys where Nessie's answers list them from a ``HashMap``
+(:func:`java_put_order`, used by :mod:`persist_spi.versionstore.key_hash_order`).
+
 Java's other order, ``String.compareTo`` (by UTF-16 code unit), is the order of store keys:
 :func:`persist_spi.keys.key_order`.
 """
@@ -14,6 +17,7 @@ Java's other order, ``String.compareTo`` (by UTF-16 code unit), is the order of 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from typing import Final
 
@@ -120,6 +124,26 @@ def _copied_order(names: tuple[str, ...]) -> tuple[str, ...]:
         if len(bucket) > _TREEIFY_THRESHOLD:  # put() treeifies at the ninth node
             copy.check_not_treeified(bucket, always=True)
     return tuple(copy.order())
+
+
+def _guava_capacity(expected_size: int) -> int:
+    """The capacity Guava's ``Maps.newHashMapWithExpectedSize`` asks ``HashMap`` for."""
+    return expected_size + 1 if expected_size < 3 else math.ceil(expected_size / _LOAD_FACTOR)
+
+
+def java_put_order(hashes: Sequence[int], expected_size: int | None = None) -> list[int]:
+    """The positions of ``hashes`` (``hashCode()`` values of distinct keys, as unsigned 32 bits) in
+    the order a ``HashMap`` iterates them after ``put()`` of each in turn: a map made with
+    ``new HashMap<>()`` (``expected_size`` None) or with Guava's ``newHashMapWithExpectedSize``.
+
+    ``put()`` appends to its bucket and a resize keeps each bucket's order, so the order is by bucket
+    of the final table, then by position. (A bucket Java turns into a tree, eight keys of one hash
+    slot, is not replayed: the order is then approximate, which no caller relies on.)"""
+    capacity = _DEFAULT_CAPACITY if expected_size is None else _table_size_for(_guava_capacity(expected_size))
+    while len(hashes) > int(capacity * _LOAD_FACTOR) and capacity < _MAXIMUM_CAPACITY:
+        capacity *= 2
+    mask = capacity - 1
+    return sorted(range(len(hashes)), key=lambda i: _spread(hashes[i]) & mask)
 
 
 def java_header_order(names: Sequence[str]) -> tuple[str, ...]:

@@ -23,8 +23,10 @@ class Page(Generic[T]):
     #: Resumes at the first item left out; None when the listing is complete.
     token: str | None = None
 
-    def fields(self) -> dict[str, object]:
-        return {"hasMore": self.token is not None, "token": self.token}
+    def answer(self, items_field: str, items: list[object], **after: object) -> dict[str, object]:
+        """A listing's answer in the order of Nessie's fields: ``token``, the items, what else the
+        listing says (``after``), then ``hasMore``."""
+        return {"token": self.token, items_field: items, **after, "hasMore": self.token is not None}
 
 
 def take_page(items: Iterable[T], max_records: int | None, token_of: Callable[[T], str]) -> Page[T]:

@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from persist_spi.versionstore import nessie_json as nj
 from persist_spi.versionstore.content import Content, ContentKey
+from persist_spi.versionstore.key_hash_order import hash_map_order
 from persist_spi.versionstore.results import Diff, KeyEntry, LogEntry
 from rest_server.authorization import (
     ALLOW_ALL,
@@ -67,12 +68,10 @@ def _contents(call: Call, element: str, keys: Sequence[ContentKey]) -> Json:
     at = call.read_at(call.address(element))
     found = call.store.get_contents(at.hash, keys).contents if keys else {}
     call.access.require(_content_checks(call, at, {k: found.get(k) for k in keys}))
+    # Listed as Nessie lists them: in the order of a hash map sized for the keys asked for.
+    listed = hash_map_order((k for k in keys if k in found), expected_size=len(keys))
     return {
-        "contents": [
-            {"key": nj.key_to_json(k), "content": nj.content_to_json(found[k])}
-            for k in dict.fromkeys(keys)
-            if k in found
-        ],
+        "contents": [{"key": nj.key_to_json(k), "content": nj.content_to_json(found[k])} for k in listed],
         "effectiveReference": at.effective(),
     }
 
@@ -116,11 +115,9 @@ def get_entries(call: Call, element: str) -> Json:
                 yield entry
 
     page = take_page(filtered(), max_records(call.param("max-records")), lambda e: e.paging_token)
-    return {
-        **page.fields(),
-        "entries": [nj.entry_to_json(e) for e in page.items],
-        "effectiveReference": at.effective(),
-    }
+    return page.answer(
+        "entries", [nj.entry_to_json(e) for e in page.items], effectiveReference=at.effective()
+    )
 
 
 def get_commit_log(call: Call, element: str) -> Json:
@@ -148,7 +145,7 @@ def get_commit_log(call: Call, element: str) -> Json:
     page = take_page(
         until_limit(), max_records(call.param("max-records"), MAX_LOG_ENTRIES), lambda e: e.paging_token
     )
-    return {**page.fields(), "logEntries": [_log_entry(e) for e in page.items]}
+    return page.answer("logEntries", [_log_entry(e) for e in page.items])
 
 
 def _readable_operations(call: Call, at: ReadAt, entry: LogEntry) -> LogEntry:
@@ -168,7 +165,6 @@ def _readable_operations(call: Call, at: ReadAt, entry: LogEntry) -> LogEntry:
 
 def _log_entry(entry: LogEntry) -> Json:
     doc = nj.log_entry_to_json(entry)
-    doc.setdefault("operations", None)
     for op in doc["operations"] or ():
         if op["type"] == "PUT":
             op.setdefault("documentation", None)  # Nessie's field; lochkit keeps no documentation
@@ -201,12 +197,12 @@ def get_diff(call: Call, from_element: str, to_element: str) -> Json:
                 yield diff
 
     page = take_page(filtered(), max_records(call.param("max-records")), lambda d: d.paging_token)
-    return {
-        **page.fields(),
-        "diffs": [nj.diff_to_json(d) for d in page.items],
-        "effectiveFromReference": from_at.effective(),
-        "effectiveToReference": to_at.effective(),
-    }
+    return page.answer(
+        "diffs",
+        [nj.diff_to_json(d) for d in page.items],
+        effectiveFromReference=from_at.effective(),
+        effectiveToReference=to_at.effective(),
+    )
 
 
 __all__ = [

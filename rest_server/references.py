@@ -57,10 +57,7 @@ def list_references(call: Call) -> Json:
             yield info, metadata
 
     page = take_page(listed(), max_records(call.param("max-records")), lambda item: _token(item[0]))
-    return {
-        **page.fields(),
-        "references": [nj.reference_to_json(info, metadata) for info, metadata in page.items],
-    }
+    return page.answer("references", [nj.reference_to_json(info, metadata) for info, metadata in page.items])
 
 
 def _activation(info: ReferenceInfo, metadata: ReferenceMetadata | None) -> Any:

@@ -233,6 +233,11 @@ def make_machine(
                     raise Divergence(
                         f"{step.kind} result:\n  lochkit: {summaries[0]}\n  nessie:  {summaries[1]}"
                     )
+                if (left.resultant_target_hash is None) != (right.resultant_target_hash is None):
+                    raise Divergence(
+                        f"{step.kind} resultant target hash: {left.resultant_target_hash} (lochkit), "
+                        f"{right.resultant_target_hash} (nessie)"
+                    )
                 if step.kind == "transplant":
                     # Nessie's REST API does not list the commits a transplant created (a client
                     # can only infer them); the logs compared after the step show them on both sides.

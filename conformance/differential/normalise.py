@@ -98,7 +98,8 @@ def _summary(outcome: Outcome) -> tuple[bool, bool, tuple[tuple[str, str, str | 
 def _recreated(step: Step, lochkit: Outcome, nessie: Outcome) -> bool:
     """A transplanted commit re-created a key: lochkit replays a delete and a re-create, Nessie an
     update of the old content, so their conflicts on that key differ (Nessie: CONTENT_ID_DIFFERS or
-    VALUE_DIFFERS; lochkit: none, VALUE_DIFFERS or KEY_EXISTS) and what they write for it too. They
+    VALUE_DIFFERS; lochkit: none, VALUE_DIFFERS, CONTENT_ID_DIFFERS or KEY_EXISTS) and what they
+    write for it too. They
     must agree on every other key."""
     return step.kind == "transplant" and _limited_to(step.facts.get("recreated", set()), lochkit, nessie)
 

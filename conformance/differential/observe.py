@@ -1,10 +1,11 @@
 """What the differential machine compares, in a form both sides can agree on.
 
-Outcomes: an exception becomes its kind (not found, conflict, ...), its conflicts as sorted (type,
-key) pairs (Nessie reports them in Java hash-set order) and, for the kinds whose text is the same on
-both sides, its message with ids and reference prefixes replaced by labels. References: head, live
-entries with their contents (content ids paired, not compared), and the first-parent log (commit
-ids paired position by position, messages and authors compared).
+Outcomes: an exception becomes its kind (not found, conflict, ...), its conflicts as (type, key)
+pairs in the order reported (lochkit's follows Nessie's: a commit's removes, then its unchanged
+keys, then its adds; a merge's keys in the order of Nessie's hash map) and its message with ids
+and reference prefixes replaced by labels. References: head, live entries with their contents
+(content ids paired, not compared), and the first-parent log (commit ids paired position by
+position, messages and authors compared).
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from persist_spi.versionstore.results import MergeResult
 
 T = TypeVar("T")
 
-#: Outcome kinds whose message is compared (conflict messages follow Nessie's hash-set order).
-MESSAGE_KINDS = frozenset({"not-found", "exists", "invalid"})
+#: Outcome kinds whose message is compared.
+MESSAGE_KINDS = frozenset({"not-found", "exists", "invalid", "conflict", "merge-conflict"})
 
 
 class Divergence(AssertionError):
@@ -64,7 +65,7 @@ def attempt(call: Callable[[], T]) -> Outcome:
     except Exception as e:
         return Outcome(
             error_kind(e),
-            tuple(sorted(_conflicts(e))) if not isinstance(e, InvalidOperation) else (),
+            tuple(_conflicts(e)) if not isinstance(e, InvalidOperation) else (),
             str(e),
             e,
         )
@@ -100,12 +101,11 @@ def without_id(content: Content | None) -> Content | None:
 
 
 def merge_summary(result: MergeResult) -> tuple[bool, bool, tuple[tuple[str, str, str | None], ...]]:
-    """(successful, applied, sorted (key, behaviour, conflict type)) of a merge or transplant."""
+    """(successful, applied, (key, behaviour, conflict type) in the order listed) of a merge or
+    transplant."""
     details = tuple(
-        sorted(
-            (str(k), d.behavior.name, None if d.conflict is None else d.conflict.conflict_type.name)
-            for k, d in result.details.items()
-        )
+        (str(k), d.behavior.name, None if d.conflict is None else d.conflict.conflict_type.name)
+        for k, d in result.details.items()
     )
     return result.successful, result.applied, details
 

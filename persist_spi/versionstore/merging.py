@@ -42,6 +42,7 @@ from persist_spi.versionstore.errors import (
     ReferenceConflictError,
     ReferenceNotFoundError,
 )
+from persist_spi.versionstore.key_hash_order import hash_map_order
 from persist_spi.versionstore.keymap import from_store_key, to_store_key
 from persist_spi.versionstore.meta import CommitMeta, with_commit_time
 from persist_spi.versionstore.namespaces import namespace_conflicts
@@ -110,6 +111,10 @@ class _Policy:
         if key is not None and key not in self.handled:
             spec = self.by_key.get(key)
             self.details.setdefault(key, KeyDetails(spec.behavior if spec is not None else self.default))
+
+    def details_in_nessie_order(self) -> dict[ContentKey, KeyDetails]:
+        """The details as Nessie lists them: in the order of the hash map it records them in."""
+        return {key: self.details[key] for key in hash_map_order(self.details)}
 
     def drops(self) -> bool:
         return self.default is MergeBehavior.DROP or any(
@@ -311,15 +316,16 @@ class Merger:
             _check_all_used(policy)
             if not _has_ops(commit, logic):
                 result.successful = True
-                result.resultant_target_hash = head
-                result.details = policy.details  # e.g. every change DROPped: say so
+                # As Nessie: a dry run names no resulting hash, even when nothing would change.
+                result.resultant_target_hash = None if dry_run else head
+                result.details = policy.details_in_nessie_order()  # e.g. every change DROPped: say so
                 return result
             if any(d.conflict is not None for d in policy.details.values()):
-                result.details = policy.details
+                result.details = policy.details_in_nessie_order()
                 if raise_on_conflict:
                     raise MergeConflictError(_conflict_message(policy), result)
                 return result
-            result.details = policy.details
+            result.details = policy.details_in_nessie_order()
             if dry_run:
                 result.successful = True
                 return result
@@ -389,14 +395,15 @@ class Merger:
                     created.append(commit.id)
                 new_head = commit.id
             _check_all_used(policy)
-            result.details = policy.details
+            result.details = policy.details_in_nessie_order()
             if any(d.conflict is not None for d in policy.details.values()):
                 if raise_on_conflict:
                     raise MergeConflictError(_conflict_message(policy), result)
                 return result
             result.successful = True
             if dry_run or new_head == head:
-                result.resultant_target_hash = head
+                # As Nessie: a dry run names no resulting hash; a transplant that changed nothing, the head.
+                result.resultant_target_hash = None if dry_run else head
                 return result
             # Write what the overlay buffered, then move the branch once.
             assert isinstance(persist, OverlayPersist)
@@ -502,6 +509,7 @@ def _build(helper: CommitHelper, logic: CommitLogic, create: CreateCommit, polic
 
 
 def _conflict_message(policy: _Policy) -> str:
+    # Nessie sorts the keys here (its details are in hash order).
     keys = ", ".join(f"'{k}'" for k in sorted(k for k, d in policy.details.items() if d.conflict is not None))
     return f"The following keys have been changed in conflict: {keys}"
 

@@ -7,7 +7,8 @@ merge responses, and error bodies (turned into the version store's own exception
 client and a REST server use it alike, so the two cannot drift apart.
 
 Field names follow Nessie's OpenAPI document (``api/model/src/main/resources/META-INF/openapi.yaml``).
-Absent optional fields are left out, as Nessie's server does for ``null`` attributes it omits.
+What a server answers has Nessie 0.99's exact shape (fields present or null, and their order, as
+recorded from its server in ``tests/rest/data``); in requests, absent optional fields are left out.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from persist_spi.versionstore.errors import (
     ReferenceNotFoundError,
     ReferenceRetryFailureError,
 )
+from persist_spi.versionstore.key_hash_order import hash_map_order
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import (
     Delete,
@@ -322,6 +324,28 @@ def meta_to_json(meta: CommitMeta) -> Json:
     return doc
 
 
+def served_meta_to_json(meta: CommitMeta) -> Json:
+    """Commit meta as Nessie's server answers it (logs, reference metadata, reference history): its
+    fields in Nessie's order, ``committer`` ``""`` and ``authors`` ``[""]`` when the commit names
+    none, ``allSignedOffBy`` always, ``allProperties`` and ``parentCommitHashes`` only when not empty.
+    (:func:`meta_to_json` is the request form: Nessie refuses a committer set by the client.)"""
+    doc: Json = {
+        "hash": meta.hash,
+        "committer": meta.committer or "",
+        "authors": list(meta.authors) or [""],
+        "allSignedOffBy": list(meta.signed_off_by),
+        "message": meta.message,
+        "commitTime": _time_to_json(meta.commit_time),
+        "authorTime": _time_to_json(meta.author_time),
+    }
+    merged = meta.merged_properties()
+    if merged:
+        doc["allProperties"] = {n: list(v) for n, v in merged.items()}
+    if meta.parent_hashes:
+        doc["parentCommitHashes"] = list(meta.parent_hashes)
+    return doc
+
+
 def meta_from_json(doc: Any) -> CommitMeta:
     if not isinstance(doc, Mapping):
         raise NessieJsonError("commit meta: expected an object")
@@ -398,7 +422,9 @@ def reference_metadata_to_json(metadata: ReferenceMetadata) -> Json:
     doc: Json = {
         "numCommitsAhead": metadata.commits_ahead,
         "numCommitsBehind": metadata.commits_behind,
-        "commitMetaOfHEAD": meta_to_json(metadata.head_meta) if metadata.head_meta is not None else None,
+        "commitMetaOfHEAD": served_meta_to_json(metadata.head_meta)
+        if metadata.head_meta is not None
+        else None,
         "commonAncestorHash": str(ancestor) if ancestor is not None else None,
     }
     if metadata.total_commits:
@@ -433,7 +459,7 @@ def _history_entry_to_json(entry: ReferenceHistoryEntry) -> Json:
     return {
         "commitHash": str(entry.hash),
         "commitConsistency": entry.consistency.value,
-        "meta": meta_to_json(entry.meta) if entry.meta is not None else None,
+        "meta": served_meta_to_json(entry.meta) if entry.meta is not None else None,
     }
 
 
@@ -496,11 +522,13 @@ def ref_kind_named(name: str) -> RefKind:
 
 
 def commit_result_to_json(branch: NamedRef, result: CommitResult) -> Json:
+    """Nessie's commit answer: ``addedContents`` in the order of the hash map Nessie collects them in,
+    null when the commit adds no content."""
+    ids = result.added_content_ids
+    added = [{"key": key_to_json(k), "contentId": ids[k]} for k in hash_map_order(ids)]
     return {
         "targetBranch": {"type": "BRANCH", "name": branch.name, "hash": str(result.hash)},
-        "addedContents": [
-            {"key": key_to_json(k), "contentId": cid} for k, cid in result.added_content_ids.items()
-        ],
+        "addedContents": added or None,
     }
 
 
@@ -534,10 +562,13 @@ def entry_from_json(doc: Any, paging_token: str = "") -> KeyEntry:
 
 
 def log_entry_to_json(entry: LogEntry) -> Json:
-    doc: Json = {"commitMeta": meta_to_json(entry.meta), "parentCommitHash": str(entry.parent)}
-    if entry.operations is not None:
-        doc["operations"] = [operation_to_json(o) for o in entry.operations]
-    return doc
+    """A log entry as Nessie's server answers it: ``operations`` null when not fetched and when the
+    commit has none (a commit of ``UNCHANGED`` operations only)."""
+    return {
+        "commitMeta": served_meta_to_json(entry.meta),
+        "parentCommitHash": str(entry.parent),
+        "operations": [operation_to_json(o) for o in entry.operations] if entry.operations else None,
+    }
 
 
 def log_entry_from_json(doc: Any, paging_token: str = "") -> LogEntry:
@@ -641,11 +672,7 @@ def merge_result_to_json(result: MergeResult) -> Json:
 
     details = []
     for key, detail in result.details.items():
-        doc: Json = {
-            "key": key_to_json(key),
-            "mergeBehavior": detail.behavior.value,
-            "conflictType": "UNRESOLVABLE" if detail.conflict is not None else "NONE",
-        }
+        doc: Json = {"key": key_to_json(key), "mergeBehavior": detail.behavior.value}
         if detail.conflict is not None:
             doc["conflict"] = conflict_to_json(detail.conflict)
         details.append(doc)

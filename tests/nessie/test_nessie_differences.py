@@ -173,6 +173,21 @@ def test_transplanting_a_re_created_key_onto_a_changed_one(side: Side) -> None:
     assert details(result) == {"t1": ("NORMAL", expected)}
 
 
+def test_transplanting_a_re_created_key_onto_a_branch_that_has_it(side: Side) -> None:
+    """Both refuse to transplant [Delete t1, Put t1 (new)] onto the branch that made that commit,
+    with different conflict types: CONTENT_ID_DIFFERS (lochkit: the replayed delete expects the old
+    content id, the key holds the new one) and VALUE_DIFFERS (Nessie: it replays only the new
+    content, under the new content id, expecting the old value)."""
+    start(side)
+    feature = side.new_branch()
+    source = side.commit(Delete(key("t1")), Put(key("t1"), table("t1-new")), on=feature)
+    result = side.api.transplant(feature, source, [source], raise_on_conflict=False)
+    assert (result.successful, result.applied, result.resultant_target_hash) == (False, False, None)
+    expected = "CONTENT_ID_DIFFERS" if side.name == "lochkit" else "VALUE_DIFFERS"
+    assert details(result) == {"t1": ("NORMAL", expected)}
+    assert side.head(feature) == source
+
+
 # --- Found 4: merge key behaviours --------------------------------------------------------------
 
 

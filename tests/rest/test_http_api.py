@@ -101,7 +101,8 @@ def test_contents_one_several_and_missing(api: Api, catalog: dict[str, str]) -> 
     assert one["content"]["metadataLocation"] == "m1"
     assert one["effectiveReference"]["hash"] == catalog["second"]
     several = api.ok("GET", "/trees/main/contents", key=["n1.t1", "n2.t3", "absent"])
-    assert [c["key"]["elements"] for c in several["contents"]] == [["n1", "t1"], ["n2", "t3"]]
+    # in the order Nessie lists them (its hash map's), not the order asked for
+    assert [c["key"]["elements"] for c in several["contents"]] == [["n2", "t3"], ["n1", "t1"]]
     posted = api.ok("POST", "/trees/main/contents", {"requestedKeys": [{"elements": ["n1", "t2"]}]})
     assert posted["contents"][0]["content"]["metadataLocation"] == "m2"
     status, missing = api.call("GET", "/trees/main/contents/n1.absent")
@@ -395,7 +396,7 @@ def test_transplant_message_override_and_merge_over_http(api: Api, catalog: dict
     merge = {"fromRefName": "dev", "fromHash": api.head("dev"), "isDryRun": True}
     dry = api.ok("POST", f"/trees/main@{api.head()}/history/merge", merge)
     assert (dry["wasApplied"], dry["wasSuccessful"]) == (False, True)
-    assert {d["conflictType"] for d in dry["details"]} <= {"NONE"}
+    assert [d for d in dry["details"] if "conflict" in d or "conflictType" in d] == []  # as Nessie 0.99
 
 
 def test_a_branch_forked_from_an_empty_main_merges_as_its_metadata_says(api: Api) -> None:
