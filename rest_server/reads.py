@@ -135,7 +135,7 @@ def get_commit_log(call: Call, element: str) -> Json:
         at.hash, paging_token=call.param("page-token"), with_operations=fetch == "ALL"
     )
 
-    def until_limit() -> Iterator[LogEntry]:
+    def until_limit() -> Iterator[tuple[LogEntry, bool]]:
         for entry in log:
             if cel is None or cel.matches(log_activation(entry.meta, entry.operations)):
                 yield _readable_operations(call, at, entry)
@@ -143,16 +143,18 @@ def get_commit_log(call: Call, element: str) -> Json:
                 return
 
     page = take_page(
-        until_limit(), max_records(call.param("max-records"), MAX_LOG_ENTRIES), lambda e: e.paging_token
+        until_limit(),
+        max_records(call.param("max-records"), MAX_LOG_ENTRIES),
+        lambda e: e[0].paging_token,
     )
-    return page.answer("logEntries", [_log_entry(e) for e in page.items])
+    return page.answer("logEntries", [_log_entry(e, hidden) for e, hidden in page.items])
 
 
-def _readable_operations(call: Call, at: ReadAt, entry: LogEntry) -> LogEntry:
+def _readable_operations(call: Call, at: ReadAt, entry: LogEntry) -> tuple[LogEntry, bool]:
     """The entry with only the operations on keys the caller may read (as Nessie, which names each
-    key's content type as of the log's newest commit)."""
+    key's content type as of the log's newest commit), and whether any was left out."""
     if not entry.operations or call.access is ALLOW_ALL:
-        return entry
+        return entry, False
     keys = [op.key for op in entry.operations]
     types = content_types(call.store.get_contents(at.hash, keys).contents)
     kept = tuple(
@@ -160,11 +162,17 @@ def _readable_operations(call: Call, at: ReadAt, entry: LogEntry) -> LogEntry:
         for op in entry.operations
         if call.access.allows(read_content_key(at.name, op.key, types.get(op.key, "")))
     )
-    return entry if len(kept) == len(entry.operations) else dataclasses.replace(entry, operations=kept)
+    if len(kept) == len(entry.operations):
+        return entry, False
+    return dataclasses.replace(entry, operations=kept), True
 
 
-def _log_entry(entry: LogEntry) -> Json:
+def _log_entry(entry: LogEntry, hidden: bool = False) -> Json:
     doc = nj.log_entry_to_json(entry)
+    if hidden and doc["operations"] is None:
+        # Nessie answers null for a commit without operations, but [] when the caller may read none
+        # of them.
+        doc["operations"] = []
     for op in doc["operations"] or ():
         if op["type"] == "PUT":
             op.setdefault("documentation", None)  # Nessie's field; lochkit keeps no documentation

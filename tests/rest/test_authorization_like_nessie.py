@@ -1,11 +1,8 @@
 """lochkit's answers under authorization rules are Nessie's: one scenario (refused and allowed
 requests of every kind, an anonymous caller) compared with the answers recorded from Nessie 0.99
-with the same rules; with ``LOCHKIT_NESSIE_TESTS=1`` the recording is checked against a live
-Nessie server started with those rules.
-
-Answer shapes that differ without authorization are left out of the comparison (they are not what
-these tests are about): the order of ``addedContents`` and ``[]`` for none, and the empty commit
-meta fields lochkit does not write (``committer``, ``authors``, ``allSignedOffBy``)."""
+with the same rules, field for field (the recording keeps no key order: that is pinned by
+``test_answer_shapes.py``); with ``LOCHKIT_NESSIE_TESTS=1`` the recording is checked against a live
+Nessie server started with those rules."""
 
 from __future__ import annotations
 
@@ -24,28 +21,10 @@ def _recorded() -> list[dict[str, Any]]:
     return list(json.loads(scenario.RECORDED.read_text(encoding="utf-8")))
 
 
-_EMPTY_META_FIELDS = ("committer", "authors", "allSignedOffBy")
-
-
-def _shape_free(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_shape_free(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    doc = {k: _shape_free(v) for k, v in value.items()}
-    if "addedContents" in doc:
-        doc["addedContents"] = sorted(doc["addedContents"] or [], key=lambda a: a["key"]["elements"])
-    if isinstance(doc.get("commitMeta"), dict):
-        doc["commitMeta"] = {k: v for k, v in doc["commitMeta"].items() if k not in _EMPTY_META_FIELDS}
-    return doc
-
-
 def _compare(actual: list[dict[str, Any]], expected: list[dict[str, Any]]) -> None:
     assert [a["what"] for a in actual] == [e["what"] for e in expected]
     for got, want in zip(actual, expected, strict=True):
-        assert (got["status"], _shape_free(got["body"])) == (want["status"], _shape_free(want["body"])), got[
-            "what"
-        ]
+        assert (got["status"], got["body"]) == (want["status"], want["body"]), got["what"]
 
 
 def test_lochkit_answers_as_nessie_did_under_the_same_rules() -> None:
