@@ -307,6 +307,7 @@ def _lease(
         seconds=profile.lease_seconds,
         kill_every=profile.lease_kill_every,
         seed=seed,
+        slow_commits=target.backend in SLOW_COMPARE_AND_SWAP,
         log=log,
     )
     figures.lease = LeaseFigures(

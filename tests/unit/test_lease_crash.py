@@ -13,10 +13,12 @@ from reliability.campaign import PROFILES, run_campaign
 from reliability.figures import markdown
 from reliability.lease_crash import (
     RESTART_SLACK_SECONDS,
+    SLOW_STALL_SLACK_SECONDS,
     STALL_SLACK_SECONDS,
     JournalTail,
     Kill,
     LeaseCrashResult,
+    default_slack,
     judge,
     lease_crashes,
     measure,
@@ -86,6 +88,14 @@ def test_a_dead_holders_lease_nobody_took_over_and_a_branch_that_never_moved_are
         "writer l0 killed holding lease ticket 3: no writer took the dead holder's lease over",
     ]
     assert judge(_result()) == ["no writer was killed while holding the lease (0 looks found none)"]
+
+
+def test_slow_compare_and_swaps_and_a_restarted_single_process_get_more_slack() -> None:
+    assert default_slack(slow_commits=False, one_process=False) == STALL_SLACK_SECONDS
+    assert default_slack(slow_commits=True, one_process=False) == SLOW_STALL_SLACK_SECONDS
+    assert (
+        default_slack(slow_commits=True, one_process=True) == SLOW_STALL_SLACK_SECONDS + RESTART_SLACK_SECONDS
+    )
 
 
 def test_the_journal_tail_reads_each_complete_line_once(tmp_path: Path) -> None:
