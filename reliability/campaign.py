@@ -21,7 +21,8 @@ from provisioning.base import ServerControl
 from provisioning.registry import provisioners
 from reliability.crash_campaign import crash_sweep, random_kills
 from reliability.fault_run import FaultRunResult
-from reliability.figures import PARTS, BackendFigures, CampaignReport, FuzzFigures
+from reliability.figures import PARTS, BackendFigures, CampaignReport, FuzzFigures, LeaseFigures
+from reliability.lease_crash import lease_crashes
 from reliability.network_faults import TOXICS, network_faults
 from reliability.scale import linearizability_at_scale
 from reliability.server_faults import server_restarts
@@ -49,6 +50,10 @@ class Profile:
     #: Scale writers as threads of one process even where processes are possible (CI: on 2 shared
     #: cores eight processes spend their time waiting for CPU, 4x slower than threads measured).
     scale_threads: bool = False
+    #: Lease crashes: seconds of kills of the ``coordinated`` lease's holder, and the pause between
+    #: kills (each kill also waits until the branch moved again: about the lease's expiry).
+    lease_seconds: float = 20
+    lease_kill_every: tuple[float, float] = (0.5, 1.5)
 
     def commits_for(self, backend: str) -> int:
         if backend in SLOW_COMPARE_AND_SWAP and self.scale_commits_slow is not None:
@@ -73,6 +78,8 @@ PROFILES = {
         scale_commits_slow=25,
         scale_threads=True,
         fuzz_inputs=10_000,
+        lease_seconds=20,
+        lease_kill_every=(0.5, 1.5),
     ),
     "long": Profile(
         "long",
@@ -84,6 +91,8 @@ PROFILES = {
         scale_writers=8,
         scale_commits=1000,
         fuzz_inputs=1_000_000,
+        lease_seconds=300,
+        lease_kill_every=(1.0, 5.0),
     ),
 }
 
@@ -210,6 +219,11 @@ def run_backend(
                 figures.not_applicable["crash"] = "not durable: the data dies with the process"
             else:
                 runs.run("crash injection", lambda: _crash(target, profile, seed, work, figures, log))
+        if "lease-crash" in parts:
+            if not target.capabilities.durable:
+                figures.not_applicable["lease crash"] = "not durable: the data dies with the process"
+            else:
+                runs.run("lease crashes", lambda: _lease(target, profile, seed, work, figures, log))
         if "server" in parts:
             control = backend.control
             if control is None:
@@ -281,6 +295,34 @@ def _crash(
     figures.random_kills += kills.kills
     figures.problems += [f"random kills: {p}" for p in kills.problems]
     _ledger(figures, kills.verdict)
+
+
+def _lease(
+    target: Target, profile: Profile, seed: int, work: Path, figures: BackendFigures, log: Log
+) -> None:
+    result = lease_crashes(
+        _fresh(target, "lease"),
+        work / "lease",
+        writers=3,
+        seconds=profile.lease_seconds,
+        kill_every=profile.lease_kill_every,
+        seed=seed,
+        slow_commits=target.backend in SLOW_COMPARE_AND_SWAP,
+        log=log,
+    )
+    figures.lease = LeaseFigures(
+        writers=result.writers,
+        kills=len(result.kills),
+        kills_holding=result.kills_holding,
+        expired=result.expired,
+        longest_stall=result.longest_stall,
+        lease_seconds=result.lease_seconds,
+        stall_bound=result.stall_bound,
+        fewest_commits_after_a_kill=result.fewest_commits_after_a_kill,
+        tickets_skipped=result.skipped,
+    )
+    figures.problems += [f"lease crashes: {p}" for p in result.problems]
+    _ledger(figures, result.verdict)
 
 
 def _server(

@@ -7,7 +7,26 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 #: The campaign's parts, in the order it runs them (``--only`` picks some).
-PARTS: Final = ("crash", "server", "network", "scale", "fuzz")
+PARTS: Final = ("crash", "lease-crash", "server", "network", "scale", "fuzz")
+
+
+@dataclass
+class LeaseFigures:
+    """Kills of the ``coordinated`` commit-target lease's holder (see reliability/lease_crash.py)."""
+
+    writers: int = 0
+    kills: int = 0
+    #: Kills that found the victim holding the lease (by its journal, and nobody had skipped it).
+    kills_holding: int = 0
+    #: Of those, dead holders' leases a waiter took over after they expired.
+    expired: int = 0
+    #: Longest time from a kill to the next acknowledged commit, seconds.
+    longest_stall: float = 0.0
+    lease_seconds: float = 0.0
+    stall_bound: float = 0.0
+    fewest_commits_after_a_kill: int = 0
+    #: Lease tickets skipped as stalled in all (the dead holders' and any live holder's).
+    tickets_skipped: int = 0
 
 
 @dataclass
@@ -34,6 +53,7 @@ class BackendFigures:
     ambiguous: int = 0
     lost: int = 0
     duplicated: int = 0
+    lease: LeaseFigures | None = None
     #: Parts that do not apply, with the reason ("server faults": "embedded: no server").
     not_applicable: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
@@ -110,6 +130,8 @@ def markdown(report: CampaignReport) -> str:
             f"| `{b.backend}` | {b.writers} | {crashes} | {restarts} | {toxics} | {linear} | "
             f"{b.commits_checked:,} | {b.lost} |"
         )
+    if "lease-crash" in ran and report.backends:
+        lines += ["", *_lease_table(report.backends)]
     if report.fuzz:
         lines += ["", "| decoder | engine | inputs | crashes |", "|---|---|---|---|"]
         lines += [f"| {f.target} | {f.engine} | {f.inputs:,} | {f.crashes} |" for f in report.fuzz]
@@ -119,3 +141,25 @@ def markdown(report: CampaignReport) -> str:
     if notes:
         lines += ["", *notes]
     return "\n".join(lines)
+
+
+def _lease_table(backends: list[BackendFigures]) -> list[str]:
+    header = (
+        "| backend | `coordinated` writers | lease holders killed | leases expired and taken over | "
+        "longest stall (lease expiry) | fewest commits between kills |"
+    )
+    lines = [header, "|---|---|---|---|---|---|"]
+    for b in backends:
+        lease = b.lease
+        if lease is None:
+            cells = ["n/a" if "lease crash" in b.not_applicable else "failed"] * 5
+        else:
+            cells = [
+                f"{lease.writers} process{'es' if lease.writers > 1 else ''}",
+                f"{lease.kills_holding} of {lease.kills} kills",
+                str(lease.expired),
+                f"{lease.longest_stall:.2f} s ({lease.lease_seconds:g} s)",
+                str(lease.fewest_commits_after_a_kill),
+            ]
+        lines.append(f"| `{b.backend}` | {' | '.join(cells)} |")
+    return lines

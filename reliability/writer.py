@@ -33,6 +33,7 @@ from persist_spi.versionstore.store import VersionStore
 from reliability.history import RecordingPersist
 from reliability.intercept import InterceptingPersist
 from reliability.journal import Journal, read_journal
+from reliability.lease_watch import LeaseWatch
 from reliability.ledger import CommitLedger, message_for
 
 T = TypeVar("T")
@@ -59,8 +60,11 @@ class WriterSpec:
     seed: int = 0
     #: How long a writer keeps trying to learn whether a "maybe" commit landed.
     resolve_seconds: float = 120.0
-    #: Store config changes (e.g. a longer commit timeout for slow servers).
-    config: dict[str, int] = field(default_factory=dict)
+    #: Store config changes (e.g. a longer commit timeout for slow servers, a commit policy).
+    config: dict[str, int | str] = field(default_factory=dict)
+    #: Journal the ``coordinated`` policy's lease (``lease-<writer>.jsonl``) and keep it this long
+    #: (seconds, drawn between the two) before committing; None: no lease journal.
+    lease_pause: tuple[float, float] | None = None
 
 
 def key_for(token: str) -> ContentKey:
@@ -77,6 +81,10 @@ def ledger_path(run_dir: Path, writer: str) -> Path:
 
 def history_path(run_dir: Path, writer: str) -> Path:
     return run_dir / f"history-{writer}.jsonl"
+
+
+def lease_path(run_dir: Path, writer: str) -> Path:
+    return run_dir / f"lease-{writer}.jsonl"
 
 
 class AmbiguityWatch(InterceptingPersist):
@@ -209,6 +217,15 @@ def run_writers(spec: WriterSpec) -> int:
                 journal = Journal(history_path(Path(spec.run_dir), name))
                 persist = RecordingPersist(
                     persist, journal, name, [branch(b).full_name for b in spec.branches]
+                )
+            if spec.lease_pause is not None:
+                rng = random.Random(f"{spec.seed}/{name}/lease")
+                persist = LeaseWatch(
+                    persist,
+                    Journal(lease_path(Path(spec.run_dir), name)),
+                    name,
+                    pause=spec.lease_pause,
+                    rng=rng,
                 )
             watch = AmbiguityWatch(persist)
             _Writer(spec, name, VersionStore(watch), watch).run()

@@ -76,6 +76,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kill-seconds", type=float, help="seconds of random kills per backend (default: the profile's)"
     )
+    parser.add_argument(
+        "--lease-seconds",
+        type=float,
+        help="seconds of kills of the commit lease's holder per backend (default: the profile's)",
+    )
 
 
 def _backends(given: Sequence[str]) -> list[str]:
@@ -139,6 +144,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         "restarts": args.restarts,
         "toxic_seconds": args.toxic_seconds,
         "kill_seconds": args.kill_seconds,
+        "lease_seconds": args.lease_seconds,
     }
     profile = dataclasses.replace(
         PROFILES[args.profile], **{k: v for k, v in changes.items() if v is not None}
