@@ -1,6 +1,8 @@
 """The 401 answers lochkit's authentication is pinned to (``data/nessie_unauthenticated.json``) are
 what Nessie 0.99 answers: a Nessie server with authentication on (its OIDC extension checking JWTs
-against a local public key) gets the same requests. Runs when ``LOCHKIT_NESSIE_TESTS=1``."""
+against a local public key) gets the same requests. The recording is compared with lochkit on every
+run; this re-check against a live server runs when ``LOCHKIT_NESSIE_RECORDINGS=1`` (after a Nessie
+version change, or when the recording is made again)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ import pytest
 from . import auth_cases as cases
 
 pytestmark = pytest.mark.skipif(
-    os.environ.get("LOCHKIT_NESSIE_TESTS") != "1",
-    reason="the real Nessie server runs when LOCHKIT_NESSIE_TESTS=1 (needs Java 21+, a 245 MB jar)",
+    os.environ.get("LOCHKIT_NESSIE_RECORDINGS") != "1",
+    reason="re-checks the recorded Nessie answers against a live Nessie server when "
+    "LOCHKIT_NESSIE_RECORDINGS=1 (Java 21+, a 245 MB jar)",
 )
 
 

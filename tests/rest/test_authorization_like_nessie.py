@@ -1,8 +1,9 @@
 """lochkit's answers under authorization rules are Nessie's: one scenario (refused and allowed
 requests of every kind, an anonymous caller) compared with the answers recorded from Nessie 0.99
 with the same rules, field for field (the recording keeps no key order: that is pinned by
-``test_answer_shapes.py``); with ``LOCHKIT_NESSIE_TESTS=1`` the recording is checked against a live
-Nessie server started with those rules."""
+``test_answer_shapes.py``); with ``LOCHKIT_NESSIE_RECORDINGS=1`` the recording itself is checked
+against a live Nessie server started with those rules (after a Nessie version change, or when it is
+made again)."""
 
 from __future__ import annotations
 
@@ -34,8 +35,11 @@ def test_lochkit_answers_as_nessie_did_under_the_same_rules() -> None:
 
 @pytest.fixture
 def nessie_with_rules() -> Iterator[str]:
-    if os.environ.get("LOCHKIT_NESSIE_TESTS") != "1":
-        pytest.skip("the real Nessie server runs when LOCHKIT_NESSIE_TESTS=1 (needs Java 21+, a 245 MB jar)")
+    if os.environ.get("LOCHKIT_NESSIE_RECORDINGS") != "1":
+        pytest.skip(
+            "re-checks the recorded Nessie answers against a live Nessie server when "
+            "LOCHKIT_NESSIE_RECORDINGS=1 (Java 21+, a 245 MB jar)"
+        )
     from provisioning.servers.nessie import start_server
     from provisioning.workdir import workdir
 
