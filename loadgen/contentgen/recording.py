@@ -17,6 +17,7 @@ from persist_spi.versionstore.errors import (
     ReferenceNotFoundError,
     ReferenceRetryFailureError,
 )
+from persist_spi.versionstore.nessie_json import NessieServerError
 
 
 def classify(error: BaseException) -> tuple[str, str]:
@@ -32,6 +33,10 @@ def classify(error: BaseException) -> tuple[str, str]:
         return ERROR, "ReferenceNotFound"
     if isinstance(error, ReferenceAlreadyExistsError):
         return ERROR, "ReferenceAlreadyExists"
+    if isinstance(error, NessieServerError):
+        # A server's answer the model has no exception for: its status says whose fault it was
+        # (a 5xx must never happen under load; a 401 or 403 is the client's).
+        return ERROR, f"HTTP {error.status}"
     return ERROR, type(error).__name__
 
 
