@@ -9,6 +9,7 @@ if the client attempted it."""
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import subprocess
@@ -29,7 +30,7 @@ CLI = str(Path(sys.executable).with_name("lochkit"))
 CLIENT = str(Path(__file__).with_name("killed_committer.py"))
 SEED = 20261127
 CLIENTS = 4
-KILLS = 16
+KILLS = 20
 
 
 def _start_server(data: Path, port: int) -> subprocess.Popen[str]:
@@ -54,6 +55,19 @@ def _lines(log: Path) -> list[list[str]]:
     return [line.split() for line in text.splitlines(keepends=True) if line.endswith("\n")]
 
 
+def _kill(pid: int) -> None:
+    """SIGKILL a client and wait until it is gone (its launcher reaps it)."""
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        assert time.monotonic() < deadline, f"client {pid} outlived SIGKILL"
+        time.sleep(0.005)
+
+
 def _acked(log: Path) -> int:
     return sum(1 for words in _lines(log) if words[0] == "ack")
 
@@ -63,7 +77,12 @@ def test_clients_killed_mid_commit_lose_no_acknowledged_commit(tmp_path: Path) -
     port = free_port()
     uri = f"http://127.0.0.1:{port}/api/v2"
     server = _start_server(tmp_path / "db", port)
-    clients: dict[str, subprocess.Popen[bytes]] = {}
+    launcher = subprocess.Popen(
+        [sys.executable, CLIENT, uri], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert launcher.stdin is not None
+    assert launcher.stdout is not None
+    clients: dict[str, int] = {}
     logs: list[Path] = []
     killed_mid_commit = 0
     try:
@@ -71,32 +90,34 @@ def test_clients_killed_mid_commit_lose_no_acknowledged_commit(tmp_path: Path) -
         def spawn() -> None:
             name = f"c{len(logs)}"
             logs.append(tmp_path / f"{name}.log")
-            clients[name] = subprocess.Popen([sys.executable, CLIENT, uri, name, str(logs[-1])])
+            assert launcher.stdin is not None
+            assert launcher.stdout is not None
+            launcher.stdin.write(f"{name} {logs[-1]}\n")
+            launcher.stdin.flush()
+            clients[name] = int(launcher.stdout.readline())
 
         for _ in range(CLIENTS):
             spawn()
         for _ in range(KILLS):
-            # A client that has committed once is past its start-up: it is committing now.
+            # A client that has committed once is past its start: it is committing now.
             deadline = time.monotonic() + 30
             ready = [n for n in clients if _acked(tmp_path / f"{n}.log")]
             while not ready:
                 assert time.monotonic() < deadline, "no client committed within 30 s"
                 assert server.poll() is None, "lochkit serve ended"
-                time.sleep(0.02)
+                time.sleep(0.01)
                 ready = [n for n in clients if _acked(tmp_path / f"{n}.log")]
             victim = rng.choice(sorted(ready))
             time.sleep(rng.uniform(0.0, 0.05))
-            process = clients.pop(victim)
-            process.send_signal(signal.SIGKILL)
-            process.wait()
-            assert process.returncode == -signal.SIGKILL, f"{victim} ended before it was killed"
+            _kill(clients.pop(victim))
             if _lines(tmp_path / f"{victim}.log")[-1][0] == "attempt":
                 killed_mid_commit += 1
             spawn()
     finally:
-        for process in clients.values():
-            process.send_signal(signal.SIGKILL)
-            process.wait()
+        for pid in clients.values():
+            _kill(pid)
+        launcher.kill()
+        launcher.communicate()
 
     try:
         # The server still answers, reads and writes.
