@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sys
 import urllib.request
 from collections.abc import Iterator
@@ -87,7 +88,9 @@ def _database(database: str, workdir: Path, method: str) -> Iterator[tuple[str, 
 
 
 def _described(provisioned: Provisioned) -> str:
-    return f"{provisioned.server or provisioned.backend} (a new local server)"
+    """The server and its settings, without where its binaries are (the table is published)."""
+    server = re.sub(r", local process from [^,]+", "", provisioned.server) or provisioned.backend
+    return f"{server} (a new local server)"
 
 
 @contextlib.contextmanager

@@ -43,8 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--warmup",
         default="10s",
-        metavar="DURATION",
-        help="an unrecorded run before each target's cells (0 for none)",
+        help="how long an unrecorded run before each target's cells lasts (a duration; 0 for none)",
     )
     parser.add_argument(
         "--scenario", default="commit-to-branch", choices=sorted(SCENARIOS), help="the perf simulation to run"
@@ -55,8 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--provision",
         default="auto",
-        choices=["auto", "testcontainers", "local"],
-        help="how to start the PostgreSQL server of the postgres targets",
+        choices=["auto", "external", "testcontainers", "local"],
+        help="how to start the PostgreSQL server of the postgres targets (each target gets a new one; "
+        "external, a server given by address, is refused)",
     )
     parser.add_argument(
         "--out", metavar="DIR", help="run directory (default: a new one under .lochkit/serve-load)"

@@ -166,3 +166,16 @@ def test_a_short_run_against_lochkit_serve_on_rocksdb(tmp_path: Path) -> None:
     # The server it started is stopped.
     port = int(re.search(r"at http://127\.0\.0\.1:(\d+)/api/v2", done.stdout).group(1))  # type: ignore[union-attr]
     assert listening_pid(port) is None
+
+
+def test_a_database_server_is_described_without_where_its_binaries_are() -> None:
+    from loadgen.serve_load.servers import _described
+    from provisioning.base import Provisioned
+
+    provisioned = Provisioned(
+        "postgres",
+        None,
+        "local-process",
+        server="PostgreSQL 15.18, local process from /opt/pg/bin, fsync=off",
+    )
+    assert _described(provisioned) == "PostgreSQL 15.18, fsync=off (a new local server)"
