@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+import requests
+import urllib3
 
 from conformance import snippets
 from loadgen.contentgen.recording import classify
@@ -31,6 +33,24 @@ CLI = str(Path(sys.executable).with_name("lochkit"))
 def test_a_server_answer_without_an_error_of_its_own_is_named_by_its_status() -> None:
     assert classify(NessieServerError(503, "UNKNOWN", "down")) == (ERROR, "HTTP 503")
     assert classify(NessieServerError(401, "UNAUTHORIZED", "who")) == (ERROR, "HTTP 401")
+
+
+def _unreachable_after_a_reset() -> None:
+    """Raises as lochkit's REST client does when the server resets a connection."""
+    try:
+        try:
+            raise ConnectionResetError(104, "Connection reset by peer")
+        except OSError as e:
+            raise requests.ConnectionError(urllib3.exceptions.ProtocolError("Connection aborted.", e)) from e
+    except requests.ConnectionError:
+        raise NessieUnreachable("No Nessie server answers") from None
+
+
+def test_a_request_without_answer_is_named_by_its_innermost_cause() -> None:
+    with pytest.raises(NessieUnreachable) as raised:
+        _unreachable_after_a_reset()
+    assert classify(raised.value) == (ERROR, "NessieUnreachable (ConnectionResetError)")
+    assert classify(NessieUnreachable("no chain")) == (ERROR, "NessieUnreachable")
 
 
 def test_a_cell_splits_errors_by_what_the_server_answered(tmp_path: Path) -> None:
@@ -63,7 +83,7 @@ def test_a_cell_splits_errors_by_what_the_server_answered(tmp_path: Path) -> Non
     with EventWriter(run / "worker-1" / "events.parquet") as writer:
         for event in [
             *events[3:],
-            Event(9 * ms, 1 * ms, "u3", "Commit", ERROR, error_kind=NessieUnreachable.__name__),
+            Event(9 * ms, 1 * ms, "u3", "Commit", ERROR, error_kind="NessieUnreachable (RemoteDisconnected)"),
         ]:
             writer.add(event)
     samples = [Sample(0.0, 100, 1), Sample(0.5, 300, 7), Sample(1.0, 200, 2)]
@@ -75,7 +95,7 @@ def test_a_cell_splits_errors_by_what_the_server_answered(tmp_path: Path) -> Non
     assert cell.error_kinds == {
         "HTTP 403": 1,
         "HTTP 500": 1,
-        "NessieUnreachable": 1,
+        "NessieUnreachable (RemoteDisconnected)": 1,
         "ReferenceNotFound": 1,
         "VALUE_DIFFERS": 1,
     }
