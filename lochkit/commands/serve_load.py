@@ -88,10 +88,13 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         return usage(f"unknown target(s) {', '.join(unknown)}; use {', '.join(TARGETS)}")
     try:
         users = [int(n) for n in args.users.split(",") if n.strip()]
+    except ValueError:
+        return usage(f"--users {args.users}: give numbers, e.g. 1,10,50")
+    try:
         seconds = round(parse_duration(args.duration, "--duration"))
         warmup = round(parse_duration(args.warmup, "--warmup"))
-    except ValueError as e:
-        return usage(str(e) if "--" in str(e) else f"--users {args.users}: give numbers, e.g. 1,10,50")
+    except ValueError as e:  # names the option and the forms it takes
+        return usage(str(e))
     if not users or min(users) < 1:
         return usage("--users needs numbers of at least 1, e.g. 1,10,50,200")
     if seconds < 1:
