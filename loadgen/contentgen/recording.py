@@ -17,6 +17,7 @@ from persist_spi.versionstore.errors import (
     ReferenceNotFoundError,
     ReferenceRetryFailureError,
 )
+from persist_spi.versionstore.nessie_json import NessieServerError
 
 
 def classify(error: BaseException) -> tuple[str, str]:
@@ -32,7 +33,35 @@ def classify(error: BaseException) -> tuple[str, str]:
         return ERROR, "ReferenceNotFound"
     if isinstance(error, ReferenceAlreadyExistsError):
         return ERROR, "ReferenceAlreadyExists"
+    if isinstance(error, NessieServerError):
+        # A server's answer the model has no exception for: its status says whose fault it was
+        # (a 5xx must never happen under load; a 401 or 403 is the client's).
+        return ERROR, f"HTTP {error.status}"
+    if isinstance(error, ConnectionError):
+        # "No answer" has many causes (refused, reset, closed before answering, timed out); the
+        # innermost error names the one, which a load run needs to tell a server fault from its own.
+        root = _innermost(error)
+        if root is not error:
+            return ERROR, f"{type(error).__name__} ({type(root).__name__})"
     return ERROR, type(error).__name__
+
+
+def _innermost(error: BaseException) -> BaseException:
+    """The error at the bottom of ``error``'s chain: its cause or context (also when raised ``from
+    None``), an HTTP library's ``reason``, or an error among its arguments."""
+    seen = {id(error)}
+    while True:
+        reason = getattr(error, "reason", None)
+        nested = (
+            error.__cause__
+            or error.__context__
+            or (reason if isinstance(reason, BaseException) else None)
+            or next((a for a in error.args if isinstance(a, BaseException)), None)
+        )
+        if nested is None or id(nested) in seen:
+            return error
+        seen.add(id(nested))
+        error = nested
 
 
 @dataclass

@@ -19,6 +19,7 @@ COMMANDS: Final[tuple[str, ...]] = (
     "generate",
     "content-generator",
     "serve",
+    "serve-load",
     "experiment",
     "scenario",
     "compare-nessie",
