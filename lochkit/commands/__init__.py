@@ -22,6 +22,7 @@ COMMANDS: Final[tuple[str, ...]] = (
     "experiment",
     "scenario",
     "compare-nessie",
+    "api-check",
     "inventory",
     "report",
     "spark-cluster",

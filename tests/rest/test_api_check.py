@@ -1,0 +1,96 @@
+"""``lochkit serve`` on RocksDB checked with schemathesis against Nessie's own OpenAPI document: a
+short run with a fixed seed (about half a minute). ``lochkit api-check`` runs the long one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.api_check.figures import format_text
+from conformance.api_check.runner import SKIPPED, ApiCheck, base_of, v2_only
+from lochkit.commands.api_check import served_fresh
+from provisioning.base import ProvisioningFailed
+from provisioning.servers import nessie_openapi
+from provisioning.servers.nessie_openapi import nessie_openapi_document
+
+SEED = 20261127
+EXAMPLES = 8
+
+
+@pytest.fixture(scope="module")
+def document() -> dict[str, Any]:
+    return nessie_openapi_document()
+
+
+def test_lochkit_serve_on_rocksdb_answers_as_nessies_document_says(document: dict[str, Any]) -> None:
+    started = time.monotonic()
+    with served_fresh("rocksdb") as uri:
+        figures = ApiCheck(uri, document, seed=SEED, examples=EXAMPLES).run()
+    report = format_text(figures)
+    print(f"{report}\n({time.monotonic() - started:.1f} s)")
+    assert not figures.failures(), report
+    for op in figures.operations.values():
+        # The fixture's valid requests reach every operation's success answer.
+        assert any(200 <= s < 300 for s in op.statuses), (op.label, report)
+    reached, reachable = figures.documented_codes(reachable_only=True)
+    assert reached >= reachable * 2 // 3, report  # the fixture lets most answers be reached
+
+
+def test_only_the_v2_paths_are_checked(document: dict[str, Any]) -> None:
+    restricted = v2_only(document)
+    assert restricted["paths"], "Nessie's document describes the v2 API"
+    assert all(path.startswith("/v2/") for path in restricted["paths"])
+    assert any(path.startswith("/v1/") for path in document["paths"])  # left out, not absent
+    operations = {f"{m.upper()} {p}" for p, item in restricted["paths"].items() for m in item}
+    assert not operations & set(SKIPPED)
+    assert "servers" not in restricted  # the base comes from the URI checked
+
+
+def test_the_base_comes_from_a_v2_uri() -> None:
+    assert base_of("http://127.0.0.1:19120/api/v2/") == "http://127.0.0.1:19120/api"
+    with pytest.raises(ValueError, match="/api/v2"):
+        base_of("http://127.0.0.1:19120/api/v1")
+
+
+def test_a_document_that_cannot_be_fetched_says_why_and_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOCHKIT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))  # no mvn
+    with pytest.raises(ProvisioningFailed) as failed:
+        nessie_openapi_document()
+    message = str(failed.value)
+    assert "cannot fetch Nessie's OpenAPI document" in message
+    assert "Maven Central" in message
+    assert nessie_openapi.MODEL_COORDINATES in message
+    assert not nessie_openapi.cached_document_path().exists()
+
+
+def test_a_server_holding_data_is_refused_and_keeps_it(
+    served_inmemory: Callable[[], AbstractContextManager[str]],
+) -> None:
+    import requests
+
+    with served_inmemory() as uri:
+        head = requests.get(f"{uri}/trees/main", timeout=30).json()["reference"]["hash"]
+        created = requests.post(
+            f"{uri}/trees", params={"name": "theirs", "type": "BRANCH"},
+            json={"type": "BRANCH", "name": "main", "hash": head}, timeout=30,
+        )  # fmt: skip
+        assert created.status_code == 200, created.text
+        done = subprocess.run(
+            [sys.executable, "-m", "lochkit", "api-check", "--uri", uri, "--examples", "1"],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "refusing to check" in done.stderr, done.stderr
+        assert "branch theirs" in done.stderr, done.stderr
+        names = {r["name"] for r in requests.get(f"{uri}/trees", timeout=30).json()["references"]}
+        assert names == {"main", "theirs"}
