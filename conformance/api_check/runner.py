@@ -132,7 +132,7 @@ EXPLAINED: Final = (
     Explanation(
         None,
         _SCHEMA,
-        r"^\"name\" is a required property .*Reference_V2\)$",
+        r"^\"name\" is a required property \(at /components/schemas/Reference_V2\)$",
         "a detached reference ('@hash') has no name: the document requires one; Nessie's server sends none",
     ),
     Explanation(

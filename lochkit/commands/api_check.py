@@ -104,19 +104,14 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         return 2 if isinstance(e, _HoldsData | ValueError) else 1
     print(format_text(figures))
     if args.markdown_out:
-        Path(args.markdown_out).write_text(format_markdown(figures, _command_line(args)))
+        from conformance.snippets import invocation, portable_command, render
+
+        source = f"seed {figures.seed}, {figures.requests} requests in {figures.seconds:.0f} s"
+        command = portable_command(invocation(["lochkit"]))
+        Path(args.markdown_out).write_text(render(format_markdown(figures), command, source=source))
     if args.json:
         Path(args.json).write_text(json.dumps(_as_json(figures), indent=2) + "\n")
     return 0 if figures.ok() else 1
-
-
-def _command_line(args: argparse.Namespace) -> str:
-    """The command that rewrites the markdown page (named in it); a --uri is left as URI."""
-    target = "--uri URI" if args.uri else f"--backend {args.backend}"
-    return (
-        f"lochkit api-check {target} --seed {args.seed} --examples {args.examples} "
-        f"--markdown-out {args.markdown_out}"
-    )
 
 
 class _HoldsData(Exception):

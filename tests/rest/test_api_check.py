@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from conformance.api_check.figures import format_text
-from conformance.api_check.runner import SKIPPED, ApiCheck, base_of, v2_only
+from conformance.api_check.figures import OperationFigures, RunFigures, format_markdown, format_text
+from conformance.api_check.runner import EXPLAINED, SKIPPED, ApiCheck, base_of, v2_only
 from lochkit.commands.api_check import served_fresh
 from provisioning.base import ProvisioningFailed
 from provisioning.servers import nessie_openapi
@@ -22,6 +22,14 @@ from provisioning.servers.nessie_openapi import nessie_openapi_document
 
 SEED = 20261127
 EXAMPLES = 8
+SCHEMA = "response_schema_conformance"
+AT = "(at /components/schemas/"
+TREES, REF, ENTRIES, LOG = (
+    "GET /v2/trees",
+    "GET /v2/trees/{ref}",
+    "GET /v2/trees/{ref}/entries",
+    "GET /v2/trees/{ref}/history",
+)
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +102,50 @@ def test_a_server_holding_data_is_refused_and_keeps_it(
         assert "branch theirs" in done.stderr, done.stderr
         names = {r["name"] for r in requests.get(f"{uri}/trees", timeout=30).json()["references"]}
         assert names == {"main", "theirs"}
+
+
+@pytest.mark.parametrize(
+    ("operation", "check", "kind"),
+    [
+        ("POST /v2/trees/{branch}/history/merge", "status_code_conformance", "undocumented status 200"),
+        ("GET /v2/trees", "status_code_conformance", "undocumented status 400"),
+        (TREES, SCHEMA, f'null is not of type "string" {AT}ReferencesResponse_V2/properties/token)'),
+        (ENTRIES, SCHEMA, f'null is not of type "object" (in IcebergTable_V2) {AT}Content_V2)'),
+        (REF, SCHEMA, f'null is not of type "integer" (in ReferenceMetadata_V2) {AT}Reference_V2)'),
+        (LOG, SCHEMA, f'"allProperties" is a required property (in CommitMeta_V2) {AT}LogEntry_V2)'),
+        ("GET /v2/trees/{ref}/contents", SCHEMA, f'"name" is a required property {AT}Reference_V2)'),
+    ],
+)  # fmt: skip
+def test_what_nessies_own_server_also_answers_is_explained(operation: str, check: str, kind: str) -> None:
+    assert any(e.explains(operation, check, kind) for e in EXPLAINED)
+
+
+@pytest.mark.parametrize(
+    ("operation", "check", "kind"),
+    [
+        ("GET /v2/trees/{ref}", "not_a_server_error", "Server error"),
+        ("GET /v2/trees/{ref}", "status_code_conformance", "undocumented status 500"),
+        ("GET /v2/trees/{ref}", "status_code_conformance", "undocumented status 409"),
+        ("POST /v2/trees/{branch}/history/commit", "status_code_conformance", "undocumented status 200"),
+        ("GET /v2/trees", SCHEMA, f'"name" is a required property (in Branch_V2) {AT}ReferencesResponse_V2)'),
+        ("GET /v2/trees", SCHEMA, f'1 is not of type "string" {AT}ReferencesResponse_V2/properties/token)'),
+    ],
+)  # fmt: skip
+def test_anything_else_is_a_failure(operation: str, check: str, kind: str) -> None:
+    assert not any(e.explains(operation, check, kind) for e in EXPLAINED)
+
+
+def test_the_markdown_figures_name_every_operation_and_what_was_not_reached() -> None:
+    op = OperationFigures("GET /v2/trees/{ref}", ("200", "400", "401", "404"), requests=3)
+    op.statuses.update({200: 2, 400: 1})
+    op.failures["status_code_conformance"] += 1
+    op.kinds["status_code_conformance", "undocumented status 500"] += 1
+    run = RunFigures("lochkit serve", 1, 2, operations={op.label: op}, skipped={"GET /v2/x": "why"})
+    text = format_markdown(run)
+    assert "| `GET /v2/trees/{ref}` | 3 | 200 (2), 400 (1) | 401, 404 |" in text
+    assert "| `status_code_conformance` | 1 |" in text
+    assert "Documented status codes reached: **2 of 4**" in text
+    assert "`401`: needs authentication" in text
+    assert "`404`: not reached by this run" in text
+    assert "undocumented status 500" in text
+    assert "`GET /v2/x`: why" in text
