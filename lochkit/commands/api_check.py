@@ -102,6 +102,9 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     except (ProvisioningFailed, _HoldsData, ValueError) as e:
         print(f"lochkit api-check: {e}", file=sys.stderr)
         return 2 if isinstance(e, _HoldsData | ValueError) else 1
+    except KeyboardInterrupt:  # a server started here was stopped on the way out
+        print("lochkit api-check: interrupted", file=sys.stderr)
+        return 130
     print(format_text(figures))
     if args.markdown_out:
         from conformance.snippets import invocation, portable_command, render
