@@ -171,7 +171,7 @@ def format_markdown(run: RunFigures) -> str:
         ]
     explained = run.explained()
     if explained:
-        out += ["", "Failures explained by a known difference (counted apart):", ""]
+        out += ["", "Counted apart, with the reason (not failures of the server checked):", ""]
         out += [f"- {reason} ({count})" for reason, count in sorted(explained.items())]
     if run.skipped:
         out += ["", "Not checked:", ""]

@@ -110,11 +110,26 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         from conformance.snippets import invocation, portable_command, render
 
         source = f"seed {figures.seed}, {figures.requests} requests in {figures.seconds:.0f} s"
-        command = portable_command(invocation(["lochkit"]))
+        command = portable_command(_without_json(invocation(["lochkit"])))
         Path(args.markdown_out).write_text(render(format_markdown(figures), command, source=source))
     if args.json:
         Path(args.json).write_text(json.dumps(_as_json(figures), indent=2) + "\n")
     return 0 if figures.ok() else 1
+
+
+def _without_json(argv: list[str]) -> list[str]:
+    """The command line less ``--json FILE``, which does not change the page (and names a file of
+    one machine)."""
+    kept: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word == "--json":
+            skip = True
+        elif not word.startswith("--json="):
+            kept.append(word)
+    return kept
 
 
 class _HoldsData(Exception):
