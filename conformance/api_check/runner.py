@@ -150,9 +150,9 @@ EXPLAINED: Final = (
         "'allSignedOffBy' that Nessie's server sends, a known difference fixed separately",
     ),
     Explanation(
-        "POST /v2/trees",
+        None,
         _SCHEMA,
-        r"^value does not match .* \(at /components/schemas/Reference_V2/properties/name\)$",
+        r'^value does not match "\^\(\?:\[A-Za-z\]',  # Nessie's pattern of reference names
         "a reference name outside Nessie's pattern: lochkit serve takes any name the store takes "
         "(a documented difference); Nessie's server refuses it",
     ),

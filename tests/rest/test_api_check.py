@@ -24,6 +24,7 @@ SEED = 20261127
 EXAMPLES = 8
 SCHEMA = "response_schema_conformance"
 AT = "(at /components/schemas/"
+NAME_PATTERN = "^(?:[A-Za-z](?:(?:(?![.][.])[A-Za-z0-9./_-])*[A-Za-z0-9_-])?)|-$"
 TREES, REF, ENTRIES, LOG = (
     "GET /v2/trees",
     "GET /v2/trees/{ref}",
@@ -48,7 +49,7 @@ def test_lochkit_serve_on_rocksdb_answers_as_nessies_document_says(document: dic
         # The fixture's valid requests reach every operation's success answer.
         assert any(200 <= s < 300 for s in op.statuses), (op.label, report)
     reached, reachable = figures.documented_codes(reachable_only=True)
-    assert reached >= reachable * 2 // 3, report  # the fixture lets most answers be reached
+    assert reached >= reachable * 3 // 5, report  # the fixture lets most answers be reached
 
 
 def test_only_the_v2_paths_are_checked(document: dict[str, Any]) -> None:
@@ -112,6 +113,7 @@ def test_a_server_holding_data_is_refused_and_keeps_it(
         (TREES, SCHEMA, f'null is not of type "string" {AT}ReferencesResponse_V2/properties/token)'),
         (ENTRIES, SCHEMA, f'null is not of type "object" (in IcebergTable_V2) {AT}Content_V2)'),
         (REF, SCHEMA, f'null is not of type "integer" (in ReferenceMetadata_V2) {AT}Reference_V2)'),
+        (TREES, SCHEMA, f'value does not match "{NAME_PATTERN}" (in Branch_V2) {AT}Reference_V2)'),
         (LOG, SCHEMA, f'"allProperties" is a required property (in CommitMeta_V2) {AT}LogEntry_V2)'),
         ("GET /v2/trees/{ref}/contents", SCHEMA, f'"name" is a required property {AT}Reference_V2)'),
     ],
@@ -128,6 +130,7 @@ def test_what_nessies_own_server_also_answers_is_explained(operation: str, check
         ("GET /v2/trees/{ref}", "status_code_conformance", "undocumented status 409"),
         ("POST /v2/trees/{branch}/history/commit", "status_code_conformance", "undocumented status 200"),
         ("GET /v2/trees", SCHEMA, f'"name" is a required property (in Branch_V2) {AT}ReferencesResponse_V2)'),
+        (TREES, SCHEMA, f'value does not match "^[0-9a-fA-F]{{8,64}}$" {AT}Reference_V2/properties/hash)'),
         ("GET /v2/trees", SCHEMA, f'1 is not of type "string" {AT}ReferencesResponse_V2/properties/token)'),
     ],
 )  # fmt: skip
