@@ -23,6 +23,7 @@ COMMANDS: Final[tuple[str, ...]] = (
     "experiment",
     "scenario",
     "compare-nessie",
+    "api-check",
     "inventory",
     "report",
     "spark-cluster",

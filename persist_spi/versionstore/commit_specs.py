@@ -84,11 +84,19 @@ def parse_commit_spec(text: str) -> CommitSpec:
 def _relative(mnemonic: str, value: str) -> RelativeSpec:
     lookup = Lookup(mnemonic)
     if lookup is Lookup.TIMESTAMP:
-        if value.isdigit():
-            instant = datetime.datetime.fromtimestamp(int(value) / 1000, datetime.UTC)
-        else:
-            instant = datetime.datetime.fromisoformat(_to_micros(value).replace("Z", "+00:00"))
+        try:
+            if value.isdigit():
+                instant = datetime.datetime.fromtimestamp(int(value) / 1000, datetime.UTC)
+            else:
+                instant = datetime.datetime.fromisoformat(_to_micros(value).replace("Z", "+00:00"))
+        except (ValueError, OverflowError, OSError) as e:  # no such date, or past the calendar's end
+            raise InputError(f"Invalid relative lookup '{mnemonic}{value}': not an instant ({e})") from None
         return RelativeSpec(lookup, instant=instant)
+    if not value.isdigit():  # the syntax lets an instant follow any mnemonic; only '*' takes one
+        raise InputError(
+            f"Invalid relative lookup '{mnemonic}{value}': '{mnemonic}' takes a number of steps, "
+            "'*' an instant"
+        )
     count = int(value)
     if not 0 < count < _MAX_STEPS:
         raise InputError(

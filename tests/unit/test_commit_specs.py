@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime
+import re
 
 import pytest
 
+from persist_spi.errors import InputError
 from persist_spi.versionstore.commit_specs import Lookup, parse_commit_spec
 
 
@@ -28,4 +30,19 @@ def test_a_timestamp_may_be_milliseconds_since_the_epoch() -> None:
 @pytest.mark.parametrize("bad", ["", "~0", "zz", "abc", "~1x", "^-1", "2e1cfa82~", "*2024-05-01"])
 def test_anything_else_is_refused_with_the_rule(bad: str) -> None:
     with pytest.raises(ValueError, match="Invalid"):
+        parse_commit_spec(bad)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "~2024-05-01T10:00:00Z",  # a count is a number of steps, not an instant
+        "^2024-05-01T10:00:00.5Z",
+        "*2024-13-01T10:00:00Z",  # shaped like an instant, but no such month
+        "*1001-52-26T10:56:40.795Z",
+        "*99999999999999999999",  # milliseconds past any date
+    ],
+)
+def test_lookups_that_match_the_syntax_but_mean_nothing_are_input_errors(bad: str) -> None:
+    with pytest.raises(InputError, match=f"Invalid relative lookup '{re.escape(bad)}'"):
         parse_commit_spec(bad)
