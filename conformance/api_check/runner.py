@@ -109,10 +109,12 @@ EXPLAINED: Final = (
     Explanation(
         None,
         _SCHEMA,
-        _NULL + r".*(MergeResponse_V2/properties/commonAncestor|CommitResponse_V2/properties/addedContents"
+        _NULL + r".*(MergeResponse_V2/properties/(commonAncestor|resultantTargetHash)"
+        r"|CommitResponse_V2/properties/addedContents"
         r"|LogEntry_V2/properties/operations|ReferenceHistoryState_V2/properties/meta|/CommitMeta_V2)\)$",
-        "'commonAncestor' (transplant), 'addedContents', a log entry's 'operations', a reference "
-        "history entry's 'meta': null, not declared nullable; Nessie's server sends null there",
+        "'commonAncestor' (transplant), 'resultantTargetHash' (a dry run, or conflicts returned as "
+        "the result), 'addedContents', a log entry's 'operations', a reference history entry's "
+        "'meta': null, not declared nullable; Nessie's server sends null there",
     ),
     Explanation(
         None,
@@ -141,13 +143,6 @@ EXPLAINED: Final = (
         r"^\"allProperties\" is a required property",
         "commit meta without properties has no 'allProperties': the document requires it; "
         "Nessie's server leaves it out",
-    ),
-    Explanation(
-        None,
-        _SCHEMA,
-        r"^\"(authors|allSignedOffBy)\" is a required property",
-        "commit meta without authors or sign-offs: lochkit leaves out the empty 'authors' and "
-        "'allSignedOffBy' that Nessie's server sends, a known difference fixed separately",
     ),
     Explanation(
         None,
