@@ -374,6 +374,35 @@ class VersionStoreCommitsSuite(VersionStoreSuite):
         assert "\x00" not in str(e.value), "the message names the content key, not the internal store key"
         assert vs.get_value(MAIN, key("a")) == content
 
+    @pytest.mark.parametrize("rename_first", [True, False], ids=["rename-then-re-add", "re-add-then-rename"])
+    def test_rename_and_re_add_of_the_old_key_in_one_commit(
+        self, vs: VersionStore, rename_first: bool
+    ) -> None:
+        """Delete of a key, a Put of its content id under a new key (a rename) and a Put without id
+        at the old key (a re-add): the Puts count in their order. A deleted value serves either the
+        rename or the re-add that comes first, so a re-add after the rename of its old value updates
+        a live key without content id and is rejected (as Nessie does); a re-add before the rename
+        creates new content and the rename still moves the old one."""
+        self.commit(vs, MAIN, Put(key("t1"), table("old")))
+        old_id = self.content_id(vs, MAIN, "t1")
+        head = self.head(vs, MAIN)
+        rename = Put(key("renamed"), table("old", old_id))
+        re_add = Put(key("t1"), table("new"))
+        puts: list[Operation] = [rename, re_add] if rename_first else [re_add, rename]
+        ops: list[Operation] = [Delete(key("t1")), *puts]
+        if rename_first:
+            with pytest.raises(
+                ValueError, match=exactly("New value to update existing key 't1' has no content ID")
+            ):
+                vs.commit(MAIN, None, CommitMeta("rename and re-add"), ops)
+            assert self.head(vs, MAIN) == head
+            return
+        result = vs.commit(MAIN, None, CommitMeta("rename and re-add"), ops)
+        assert self.content_id(vs, MAIN, "renamed") == old_id
+        new_id = self.content_id(vs, MAIN, "t1")
+        assert new_id != old_id
+        assert result.added_content_ids == {key("t1"): new_id}
+
     def test_rename_twice_through_a_temporary_name(self, vs: VersionStore) -> None:
         """The backup/temp rename dance: create, create temp, rename original to backup, rename temp
         to original, drop backup - each step leaves exactly the expected key -> content map."""

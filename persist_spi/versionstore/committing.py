@@ -210,8 +210,9 @@ class _Deleted:
 
     #: Live values by content id: each may serve one rename (a Put of that id under another key).
     by_content_id: dict[str, CommitOp] = field(default_factory=dict)
-    #: Deleted keys: a Put of one of them creates new content.
-    keys: set[ContentKey] = field(default_factory=set)
+    #: Deleted keys, with the live value each removed (None: the key was not live). A Put without
+    #: content id on one of them re-creates it, unless a rename took that value first.
+    keys: dict[ContentKey, CommitOp | None] = field(default_factory=dict)
 
 
 def _prepare_deletes(
@@ -238,7 +239,7 @@ def _prepare_deletes(
             prepared.deleted[op.key] = existing.payload
             if cid is not None:
                 deleted.by_content_id[str(cid)] = existing
-        deleted.keys.add(op.key)
+        deleted.keys[op.key] = existing
     return deleted
 
 
@@ -266,6 +267,7 @@ def _prepare_put(
         expected_value = _renamed(key, content.id, deleted).value
         prepared.created_keys.append(key)
     else:
+        _check_re_add(op, deleted, current_content)
         content_id = state.content_ids[key]
         content_uuid = uuid.UUID(content_id)
         prepared.new_content_ids[key] = content_id
@@ -307,6 +309,18 @@ def _updated_content_id(
             f"Key '{key}' holds content of another type; the type of content cannot change",
         )
     return content.id
+
+
+def _check_re_add(op: Put, deleted: _Deleted, current_content: Callable[[CommitOp], Content | None]) -> None:
+    """A Put without content id on a deleted key re-creates it, unless an earlier Put of the
+    commit renamed the deleted value away: then the key counts as live (Nessie matches a re-add
+    against the deleted values not yet renamed, in operation order), and the Put is an update
+    without content id."""
+    removed = deleted.keys.get(op.key)
+    if removed is None or removed.content_id is None:
+        return
+    if str(removed.content_id) not in deleted.by_content_id:
+        _updated_content_id(op, removed, current_content)  # raises: the Put has no content id
 
 
 def _renamed(key: ContentKey, content_id: str, deleted: _Deleted) -> CommitOp:

@@ -260,3 +260,42 @@ def test_merging_a_branch_forked_from_an_empty_main(nessie: str, lochkit: str) -
     assert (from_main["wasApplied"], from_main["commonAncestor"], entries) == (True, head, [])
     assert (into_status, into_main["errorCode"]) == (404, "REFERENCE_NOT_FOUND")
     assert into_main["message"] == f"No common ancestor in parents of {EMPTY} and {head}"
+
+
+# --- a rename and a re-add of the old key in one commit ------------------------------------------
+
+
+@pytest.mark.parametrize("rename_first", [True, False], ids=["rename-then-re-add", "re-add-then-rename"])
+def test_a_rename_and_a_re_add_of_the_old_key_count_in_operation_order(
+    nessie: str, lochkit: str, rename_first: bool
+) -> None:
+    """Delete ``old``, Put its content id at ``renamed`` and Put a new table without id at ``old``:
+    the deleted value serves the Put that comes first. A re-add after the rename updates a live key
+    without content id, refused by both with the same 400; before the rename, both commit."""
+
+    def delete(dotted: str) -> dict[str, Any]:
+        return {"type": "DELETE", "key": {"elements": dotted.split(".")}}
+
+    answers = {}
+    for base in (nessie, lochkit):
+        api = Api(base)
+        api.commit("main", put("old", TABLE))
+        try:
+            old_id = api.ok("GET", "/trees/main/contents/old")["content"]["id"]
+            rename = put("renamed", {**TABLE, "id": old_id})
+            re_add = put("old", {**TABLE, "metadataLocation": "m2"})
+            answers[base] = api.try_commit(
+                "main", delete("old"), *((rename, re_add) if rename_first else (re_add, rename))
+            )
+        finally:
+            present = [
+                k for k in ("old", "renamed") if api.call("GET", f"/trees/main/contents/{k}")[0] == 200
+            ]
+            api.commit("main", *(delete(k) for k in present))  # leaves main as it found it
+    (status, theirs), (our_status, ours) = answers[nessie], answers[lochkit]
+    assert status == our_status == (400 if rename_first else 200), (theirs, ours)
+    if rename_first:
+        assert (
+            theirs["message"] == ours["message"] == "New value to update existing key 'old' has no content ID"
+        )
+        assert theirs["errorCode"] == ours["errorCode"] == "BAD_REQUEST"
