@@ -21,6 +21,17 @@ def backend_name(text: str) -> str:
     return text
 
 
+def positive_int(text: str) -> int:
+    """A whole number of at least 1 (argparse ``type=``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
 def suite_target(text: str) -> str:
     """What ``lochkit conformance`` can run the suites against (argparse ``type=``): an installed
     backend, ``serve:BACKEND`` or ``nessie``."""

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from lochkit.usage import positive_int
+
 NAME = "api-check"
 HELP = "check a Nessie REST API v2 server against Nessie's OpenAPI document (schemathesis)"
 DESCRIPTION = (
@@ -42,22 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--examples",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_EXAMPLES,
         help=f"generated requests per operation (default {DEFAULT_EXAMPLES})",
     )
     parser.add_argument("--markdown-out", metavar="FILE", help="also write the figures as a markdown page")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
-    return value
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:

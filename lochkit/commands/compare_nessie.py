@@ -10,6 +10,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from lochkit.usage import positive_int
+
 NAME = "compare-nessie"
 HELP = "run random operations on lochkit and a real Nessie server, compared after every step"
 
@@ -30,20 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="--uri's bearer token, alone in FILE (or set NESSIE_AUTHENTICATION_TOKEN)",
     )
     parser.add_argument("--seed", type=int, default=13, help="Hypothesis seed (default 13)")
-    parser.add_argument("--examples", type=_positive, default=200, help="fresh pairs of stores (default 200)")
-    parser.add_argument("--steps", type=_positive, default=50, help="operations per example (default 50)")
+    parser.add_argument(
+        "--examples", type=positive_int, default=200, help="fresh pairs of stores (default 200)"
+    )
+    parser.add_argument("--steps", type=positive_int, default=50, help="operations per example (default 50)")
     parser.add_argument("--no-shrink", action="store_true", help="report a disagreement as found, unshrunk")
     parser.add_argument("--json", metavar="FILE", help="also write the report as JSON")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
-    return value
 
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
