@@ -17,8 +17,6 @@ import sys
 import time
 from pathlib import Path
 
-import requests
-
 from nessie_client import NessieRestClient
 from persist_spi.versionstore.content import ContentKey, Namespace
 from persist_spi.versionstore.meta import CommitMeta
@@ -26,7 +24,8 @@ from persist_spi.versionstore.operations import Put
 from persist_spi.versionstore.refs import branch
 from provisioning.servers.process import free_port
 
-CLI = str(Path(sys.executable).with_name("lochkit"))
+from .serve_process import CLI, start_serve
+
 CLIENT = str(Path(__file__).with_name("killed_committer.py"))
 SEED = 20261127
 CLIENTS = 4
@@ -35,18 +34,7 @@ KILLS = 20
 
 def _start_server(data: Path, port: int) -> subprocess.Popen[str]:
     served = ["--backend", "rocksdb", "--url", str(data), "--port", str(port)]
-    process = subprocess.Popen(
-        [CLI, "serve", *served], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            requests.get(f"http://127.0.0.1:{port}/api/v2/config", timeout=2).raise_for_status()
-            return process
-        except requests.ConnectionError:
-            assert process.poll() is None, process.communicate()[0]
-            assert time.monotonic() < deadline, "lochkit serve did not answer within 60 s"
-            time.sleep(0.1)
+    return start_serve(served, f"http://127.0.0.1:{port}/api/v2/config")
 
 
 def _lines(log: Path) -> list[list[str]]:

@@ -7,9 +7,6 @@ import argparse
 import json
 import signal
 import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,8 +22,7 @@ from persist_spi.versionstore.policies import commit_policy
 from persist_spi.versionstore.refs import branch
 
 from .certificates import self_signed
-
-CLI = str(Path(sys.executable).with_name("lochkit"))
+from .serve_process import start_serve
 
 
 def _free_port() -> int:
@@ -192,22 +188,9 @@ def test_an_unknown_backend_is_a_usage_error(capsys: pytest.CaptureFixture[str])
 def test_serves_until_sigterm_and_stops_cleanly(tmp_path: Path) -> None:
     port = _free_port()
     served = ["--backend", "rocksdb", "--url", str(tmp_path / "db"), "--port", str(port), "--policy", "group"]
-    process = subprocess.Popen(
-        [CLI, "serve", *served],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = start_serve(served, f"http://127.0.0.1:{port}/api/v2/config")
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                config = requests.get(f"http://127.0.0.1:{port}/api/v2/config", timeout=2).json()
-                break
-            except requests.ConnectionError:
-                assert process.poll() is None, process.communicate()[0]
-                assert time.monotonic() < deadline, "lochkit serve did not answer within 60 s"
-                time.sleep(0.2)
+        config = requests.get(f"http://127.0.0.1:{port}/api/v2/config", timeout=10).json()
         assert config["defaultBranch"] == "main"
         # A client's commit lands through the group policy's one compare-and-swap.
         with NessieRestClient(f"http://127.0.0.1:{port}/api/v2") as client:
@@ -235,23 +218,9 @@ def test_serve_enforces_an_authorization_rules_file(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     served = ["--backend", "rocksdb", "--url", str(tmp_path / "db"), "--port", str(port)]
-    process = subprocess.Popen(
-        [CLI, "serve", *served, "--authorization-rules", str(rules)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
     uri = f"http://127.0.0.1:{port}/api/v2"
+    process = start_serve([*served, "--authorization-rules", str(rules)], f"{uri}/config")
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                requests.get(f"{uri}/config", timeout=2)
-                break
-            except requests.ConnectionError:
-                assert process.poll() is None, process.communicate()[0]
-                assert time.monotonic() < deadline, "lochkit serve did not answer within 60 s"
-                time.sleep(0.2)
         assert requests.get(f"{uri}/trees/main/history", timeout=10).status_code == 200
         refused = requests.get(f"{uri}/trees/main/entries", timeout=10)
         assert refused.status_code == 403

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import socket
 import struct
-import subprocess
-import sys
 import time
 import zlib
 from collections.abc import Iterator
@@ -18,9 +16,9 @@ import requests
 
 from lochkit.cli import main
 
+from .serve_process import start_serve
 from .wire import read_raw_answer
 
-CLI = str(Path(sys.executable).with_name("lochkit"))
 MIB = 1 << 20
 #: The inflated size of the bomb, and how far the server's peak memory may grow while refusing it.
 BOMB_INFLATES_TO = 1024 * MIB
@@ -66,23 +64,9 @@ def served() -> Iterator[tuple[str, int]]:
         "--header-timeout",
         "1s",
     ]
-    process = subprocess.Popen(
-        [CLI, "serve", "--backend", "inmemory", "--port", str(port), *connection_limits],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
     uri = f"http://127.0.0.1:{port}/api/v2"
+    process = start_serve(["--backend", "inmemory", "--port", str(port), *connection_limits], f"{uri}/config")
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                requests.get(f"{uri}/config", timeout=2).raise_for_status()
-                break
-            except requests.ConnectionError:
-                assert process.poll() is None, process.communicate()[0]
-                assert time.monotonic() < deadline, "lochkit serve did not answer within 60 s"
-                time.sleep(0.2)
         yield uri, process.pid
     finally:
         process.terminate()

@@ -6,9 +6,6 @@ from __future__ import annotations
 import argparse
 import signal
 import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,8 +16,8 @@ from lochkit.commands.serve_security import TOKENS_ENV
 from rest_server.authentication import digest
 
 from .certificates import self_signed
+from .serve_process import start_serve
 
-CLI = str(Path(sys.executable).with_name("lochkit"))
 SECRET = "serve-s3cret-token"
 
 
@@ -152,16 +149,11 @@ def test_serves_https_with_tokens_and_never_shows_one(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens"
     tokens.write_text(f"{SECRET} alice admin\n")
     port = _free_port()
-    argv = [CLI, "serve", "--backend", "inmemory", "--port", str(port), "--auth-tokens-file", str(tokens)]
+    argv = ["--backend", "inmemory", "--port", str(port), "--auth-tokens-file", str(tokens)]
     argv += ["--tls-cert", str(cert), "--tls-key", str(key)]
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"https://127.0.0.1:{port}/api/v2/config"
+    process = start_serve(argv, url, lambda u: _answers(u, cert))
     try:
-        deadline = time.monotonic() + 60
-        while not _answers(url, cert):
-            assert process.poll() is None, process.communicate()[0]
-            assert time.monotonic() < deadline, "lochkit serve did not answer within 60 s"
-            time.sleep(0.2)
         assert _ask(url, cert) == (401, "Bearer", "")
         assert _ask(url, cert, {"Authorization": f"Bearer {SECRET}"})[0] == 200
         assert not _trusted_without(cert, url)

@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
-import requests
 
 from backends.rocksdb import RocksDBBackendFactory
 from nessie_client import NessieRestClient
@@ -25,7 +22,8 @@ from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Put
 from persist_spi.versionstore.refs import branch
 from persist_spi.versionstore.store import VersionStore
-from tests.rest.test_serve_command import CLI, _free_port
+from tests.rest.serve_process import start_serve
+from tests.rest.test_serve_command import _free_port
 from tests.unit.test_inspecting_commands import files, lochkit
 
 
@@ -72,22 +70,9 @@ def test_check_and_inventory_read_a_nessie_layout_store_and_change_nothing(tmp_p
 def test_serve_serves_a_nessie_layout_store(tmp_path: Path) -> None:
     url = _nessie_store(tmp_path / "db")
     port = _free_port()
-    process = subprocess.Popen(
-        [CLI, "serve", "--backend", "rocksdb", "--url", url, "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    served = ["--backend", "rocksdb", "--url", url, "--port", str(port)]
+    process = start_serve(served, f"http://127.0.0.1:{port}/api/v2/config")
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                requests.get(f"http://127.0.0.1:{port}/api/v2/config", timeout=2).raise_for_status()
-                break
-            except requests.ConnectionError:
-                assert process.poll() is None, process.communicate()[0]
-                assert time.monotonic() < deadline, "lochkit serve did not answer within 60 s"
-                time.sleep(0.2)
         with NessieRestClient(f"http://127.0.0.1:{port}/api/v2") as client:
             main = branch("main")
             table = client.get_value(main, ContentKey.of("t2"))
