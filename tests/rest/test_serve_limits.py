@@ -15,6 +15,7 @@ import pytest
 import requests
 
 from lochkit.cli import main
+from provisioning.servers.process import free_port
 
 from .serve_process import start_serve
 from .wire import read_raw_answer
@@ -23,12 +24,6 @@ MIB = 1 << 20
 #: The inflated size of the bomb, and how far the server's peak memory may grow while refusing it.
 BOMB_INFLATES_TO = 1024 * MIB
 GROWTH_ALLOWED = 100 * MIB
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def gzip_bomb(megabytes: int) -> bytes:
@@ -55,7 +50,7 @@ def test_the_bomb_builder_makes_valid_gzip() -> None:
 def served() -> Iterator[tuple[str, int]]:
     """``lochkit serve`` over in-memory storage with its default limits but for the connection
     limits uvicorn enforces (set below their defaults, to be seen applied): (v2 base URI, server pid)."""
-    port = _free_port()
+    port = free_port()
     connection_limits = [
         "--max-header-size",
         "8KiB",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import signal
-import socket
 from pathlib import Path
 
 import pytest
@@ -13,18 +12,13 @@ import requests
 
 from lochkit.cli import main
 from lochkit.commands.serve_security import TOKENS_ENV
+from provisioning.servers.process import free_port
 from rest_server.authentication import digest
 
 from .certificates import self_signed
 from .serve_process import start_serve
 
 SECRET = "serve-s3cret-token"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _answers(url: str, cert: Path) -> bool:
@@ -68,7 +62,7 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[argparse.Namespace]:
 
 
 def _serve(*argv: str) -> int:
-    return main(["serve", "--backend", "inmemory", "--port", str(_free_port()), *argv])
+    return main(["serve", "--backend", "inmemory", "--port", str(free_port()), *argv])
 
 
 def test_a_non_loopback_address_without_authentication_is_refused_with_the_ways_out(
@@ -148,7 +142,7 @@ def test_serves_https_with_tokens_and_never_shows_one(tmp_path: Path) -> None:
     cert, key = self_signed(tmp_path)
     tokens = tmp_path / "tokens"
     tokens.write_text(f"{SECRET} alice admin\n")
-    port = _free_port()
+    port = free_port()
     argv = ["--backend", "inmemory", "--port", str(port), "--auth-tokens-file", str(tokens)]
     argv += ["--tls-cert", str(cert), "--tls-key", str(key)]
     url = f"https://127.0.0.1:{port}/api/v2/config"
