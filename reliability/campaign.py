@@ -9,12 +9,14 @@ backend, and stopped at the end; Toxiproxy is started once for all backends.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from conformance import snippets
 from persist_spi.logic.ownership import guard_database, new_scratch_id
 from persist_spi.registry import backend_factory
 from provisioning.base import ServerControl
@@ -420,7 +422,13 @@ def run_campaign(
     urls: dict[str, str] | None = None,
     log: Log = print,
 ) -> CampaignReport:
-    report = CampaignReport(profile.name, seed, tuple(p for p in PARTS if p in parts))
+    report = CampaignReport(
+        profile.name,
+        seed,
+        tuple(p for p in PARTS if p in parts),
+        started=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        machine=snippets.machine(),
+    )
     work = work or Path(tempfile.mkdtemp(prefix="lochkit-torture-"))
     started = time.monotonic()
     with contextlib.ExitStack() as stack:

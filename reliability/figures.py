@@ -84,6 +84,9 @@ class CampaignReport:
     fuzz: list[FuzzFigures] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: When the run started (ISO 8601, UTC) and the machine it ran on (conformance.snippets.machine).
+    started: str = ""
+    machine: str = ""
 
     @property
     def ok(self) -> bool:

@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reliability.figures import CampaignReport
 
 NAME = "torture"
 HELP = "reliability campaign: crashes, server and network faults, linearizability at scale, fuzzing"
@@ -64,6 +68,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also write the figures' tables to FILE as a documentation snippet",
     )
     parser.add_argument(
+        "--combine",
+        action="append",
+        default=[],
+        metavar="RUN",
+        help="run nothing: print (and with --markdown-out write) one table of earlier runs, each a "
+        "run directory or its results.json, e.g. a long campaign run one backend at a time; runs "
+        "of different profiles, seeds or parts are refused",
+    )
+    parser.add_argument(
         "--scale-commits",
         type=int,
         help="commits per writer in the linearizability run (default: the profile's)",
@@ -104,11 +117,13 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from reliability.figures import PARTS, markdown
     from reliability.writer import quiet_driver_logs
 
-    backends = _backends(args.backend)
     problem = snippets.out_problem("--markdown-out", args.markdown_out)
     if problem:
         print(f"lochkit torture: {problem}", file=sys.stderr)
         return 2
+    if args.combine:
+        return _combine(args)
+    backends = _backends(args.backend)
     parts = [p.strip() for p in (args.only or ",".join(PARTS)).split(",") if p.strip()]
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
@@ -164,6 +179,32 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         snippets.write(args.markdown_out, table, snippets.invocation(["lochkit"]), source=source)
     print()
     print(table)
+    return _verdict(report, f"figures in {out / 'results.json'}")
+
+
+def _combine(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from conformance import snippets
+    from reliability.combine import UnlikeRuns, combine, load_report, results_file, runs_line
+    from reliability.figures import markdown
+
+    try:
+        runs = [(path, load_report(path)) for path in (results_file(Path(run)) for run in args.combine)]
+        report = combine(runs)
+    except UnlikeRuns as e:
+        print(f"lochkit torture --combine: {e}", file=sys.stderr)
+        return 2
+    table = markdown(report) + "\n\n" + runs_line([r for _, r in runs])
+    if args.markdown_out:
+        source = f"profile {report.profile}, seed {report.seed}, {len(runs)} runs"
+        snippets.write(args.markdown_out, table, snippets.invocation(["lochkit"]), source=source)
+    print(table)
+    return _verdict(report, f"{len(runs)} runs")
+
+
+def _verdict(report: CampaignReport, where: str) -> int:
+    """Prints the report's problems and its verdict; the exit code (1 when anything went wrong)."""
     problems = report.problems + [f"{b.backend}: {p}" for b in report.backends for p in b.problems]
     problems += [f"fuzz {f.target}: {f.crashes} crash(es)" for f in report.fuzz if f.crashes]
     print()
@@ -171,9 +212,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
         print(f"{len(problems)} problem(s):")
         for problem in problems:
             print(f"  - {problem}")
-    print(
-        f"{'FAILED' if problems else 'passed'} in {report.seconds:.0f} s; figures in {out / 'results.json'}"
-    )
+    print(f"{'FAILED' if problems else 'passed'} in {report.seconds:.0f} s; {where}")
     return 1 if problems else 0
 
 
