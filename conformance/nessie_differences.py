@@ -344,14 +344,19 @@ _LISTED: Final[tuple[Difference, ...]] = (
     Difference(
         id="client-committer",
         title="The committer a caller names",
-        summary="a commit records the committer its metadata names, as Nessie's version store does; "
-        "Nessie's REST API refuses it (the server sets the committer).",
+        summary="without authentication, a commit records the committer its metadata names, as Nessie's "
+        "version store does; Nessie's REST API refuses it (the server sets the committer).",
         kind="rest-api",
-        lochkit="CommitMeta.committer is recorded as given.",
+        lochkit="CommitMeta.committer is recorded as given by the version store, and by lochkit serve "
+        "when it runs without authentication. With authentication on, lochkit serve answers as "
+        "Nessie does: a committer named by the client is refused, and the committer of a commit or "
+        "merge is the authenticated principal (also its author when none is named). Transplanted "
+        "commits keep their committers.",
         nessie='Its REST API answers 400 "Cannot set the committer on the client side. It is set by '
-        'the server."; its version store records it.',
-        reason="lochkit's store follows Nessie's version store; lochkit serve does not name the "
-        "authenticated principal as committer.",
+        'the server." with or without authentication (the committer is the principal, or empty); '
+        "its version store records it.",
+        reason="lochkit's store follows Nessie's version store; without authentication lochkit serve "
+        "has no principal to name, and its own tests and clients name committers.",
         tests=(f"{_FOUND}::test_a_committer_named_by_the_client",),
         suite_tests=("VersionStoreCommitsSuite::test_commit_metadata_round_trips",),
     ),

@@ -31,29 +31,38 @@ from rest_server.authorization import (
 )
 from rest_server.context import Call
 from rest_server.errors import bad_request
+from rest_server.principal import Principal
 
 Json = dict[str, Any]
 
 
-def _client_meta(doc: Any) -> CommitMeta | None:
-    """Commit meta from a request: what the store sets itself may not be given. (Nessie also
-    refuses a committer, which it takes from the authenticated user; lochkit serve has no users,
-    so it records the committer the client names.)"""
+def _client_meta(doc: Any, principal: Principal | None) -> CommitMeta | None:
+    """Commit meta from a request: what the server sets itself may not be given. With
+    authentication on, that includes the committer, which is the authenticated principal (who is
+    also the author when none is named), as in Nessie; without it there is nobody to name, so
+    the committer the client names is recorded (a registered difference)."""
     if doc is None:
-        return None
+        return None if principal is None else _signed(CommitMeta(), principal)
     if not isinstance(doc, dict):
         raise bad_request("commitMeta must be a JSON object")
+    if principal is not None and doc.get("committer") is not None:
+        raise bad_request("Cannot set the committer on the client side. It is set by the server.")
     for field, what in (("commitTime", "commit time"), ("hash", "commit hash")):
         if doc.get(field):
             raise bad_request(f"Cannot set the {what} on the client side. It is set by the server.")
     if doc.get("parentCommitHashes"):
         raise bad_request("Cannot set the parent commit hashes on the client side. It is set by the server.")
-    return nj.meta_from_json(doc)
+    meta = nj.meta_from_json(doc)
+    return meta if principal is None else _signed(meta, principal)
+
+
+def _signed(meta: CommitMeta, principal: Principal) -> CommitMeta:
+    return dataclasses.replace(meta, committer=principal.name, authors=meta.authors or (principal.name,))
 
 
 def commit(call: Call, element: str) -> Json:
     body = call.body_object("{commitMeta: {...}, operations: [...]}")
-    meta = _client_meta(body.get("commitMeta")) or CommitMeta()
+    meta = _client_meta(body.get("commitMeta"), call.principal) or CommitMeta()
     _, operations = nj.commit_request_from_json(body)
     branch, expected = call.write_target(call.address(element))
     result = call.store.commit(
@@ -109,7 +118,7 @@ def merge(call: Call, element: str) -> Json:
     if not from_name:
         raise bad_request("fromRefName must be provided: the name of the reference to merge from")
     source_ref, source_hash = call.source_hash(from_name, body.get("fromHash"), "Source hash (fromHash)")
-    meta = _client_meta(body.get("commitMeta"))
+    meta = _client_meta(body.get("commitMeta"), call.principal)
     message = body.get("message")
     if message and (meta is None or not meta.message):
         meta = CommitMeta(message=message) if meta is None else _with_message(meta, message)

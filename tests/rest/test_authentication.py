@@ -273,3 +273,81 @@ def test_an_unreadable_jwks_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(InputError, match="not JSON"):
         JwtVerifier(issuer="i", audience="a", jwks=str(tmp_path / "bad.json")).load()
+
+
+# --- the committer is the principal -----------------------------------------------------------------
+
+
+def _commit(root: str, token: str, meta: dict[str, Any], key: str = "t") -> requests.Response:
+    head = requests.get(f"{root}/api/v2/trees/main", headers=_bearer(token), timeout=10).json()["reference"]
+    operation = {
+        "type": "PUT",
+        "key": {"elements": [key]},
+        "content": {"type": "NAMESPACE", "elements": [key]},
+    }
+    return requests.post(
+        f"{root}/api/v2/trees/main@{head['hash']}/history/commit",
+        json={"commitMeta": meta, "operations": [operation]},
+        headers=_bearer(token),
+        timeout=10,
+    )
+
+
+def _last_meta(root: str, token: str) -> dict[str, Any]:
+    log = requests.get(f"{root}/api/v2/trees/main/history", headers=_bearer(token), timeout=10).json()
+    meta: dict[str, Any] = log["logEntries"][0]["commitMeta"]
+    return meta
+
+
+def test_an_authenticated_commit_is_committed_and_authored_by_its_principal() -> None:
+    tokens = parse_tokens(f"{SECRET} alice writers\n", "test")
+    with _lochkit(Authentication(tokens=tokens)) as root:
+        assert _commit(root, SECRET, {"message": "m"}).status_code == 200
+        meta = _last_meta(root, SECRET)
+        assert (meta["committer"], meta["authors"]) == ("alice", ["alice"])
+        # A named author stays the author; the committer is still whoever sent the commit.
+        assert _commit(root, SECRET, {"message": "m2", "authors": ["bob"]}, key="u").status_code == 200
+        meta = _last_meta(root, SECRET)
+        assert (meta["committer"], meta["authors"]) == ("alice", ["bob"])
+
+
+def test_an_authenticated_client_cannot_name_another_committer() -> None:
+    tokens = parse_tokens(f"{SECRET} alice writers\n", "test")
+    with _lochkit(Authentication(tokens=tokens)) as root:
+        refused = _commit(root, SECRET, {"message": "m", "committer": "mallory"})
+        assert refused.status_code == 400
+        assert "Cannot set the committer on the client side" in refused.json()["message"]
+        log = requests.get(f"{root}/api/v2/trees/main/history", headers=_bearer(SECRET), timeout=10).json()
+        assert log["logEntries"] == []  # nothing was written
+
+
+def test_an_authenticated_merge_commit_is_committed_by_its_principal() -> None:
+    tokens = parse_tokens(f"{SECRET} alice writers\n", "test")
+    with _lochkit(Authentication(tokens=tokens)) as root:
+        main = requests.get(f"{root}/api/v2/trees/main", headers=_bearer(SECRET), timeout=10).json()
+        source = {"type": "BRANCH", "name": "main", "hash": main["reference"]["hash"]}
+        created = requests.post(
+            f"{root}/api/v2/trees?name=dev&type=BRANCH", json=source, headers=_bearer(SECRET), timeout=10
+        )
+        assert created.status_code == 200, created.text
+        dev = requests.get(f"{root}/api/v2/trees/dev", headers=_bearer(SECRET), timeout=10).json()
+        head = dev["reference"]["hash"]
+        operation = {
+            "type": "PUT",
+            "key": {"elements": ["n"]},
+            "content": {"type": "NAMESPACE", "elements": ["n"]},
+        }
+        committed = requests.post(
+            f"{root}/api/v2/trees/dev@{head}/history/commit",
+            json={"commitMeta": {"message": "on dev"}, "operations": [operation]},
+            headers=_bearer(SECRET),
+            timeout=10,
+        ).json()
+        merged = requests.post(
+            f"{root}/api/v2/trees/main@{main['reference']['hash']}/history/merge",
+            json={"fromRefName": "dev", "fromHash": committed["targetBranch"]["hash"]},
+            headers=_bearer(SECRET),
+            timeout=10,
+        )
+        assert merged.status_code == 200, merged.text
+        assert _last_meta(root, SECRET)["committer"] == "alice"
