@@ -28,7 +28,13 @@ from persist_spi.errors import InputError, Unreachable
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.versionstore import nessie_json as nj
-from persist_spi.versionstore.api import RefOrHash, Validator, VersionStoreApi, check_key_range
+from persist_spi.versionstore.api import (
+    MergeValidator,
+    RefOrHash,
+    Validator,
+    VersionStoreApi,
+    check_key_range,
+)
 from persist_spi.versionstore.commit_specs import RelativeSpec
 from persist_spi.versionstore.content import Content, ContentKey
 from persist_spi.versionstore.errors import MergeConflictError, ReferenceNotFoundError
@@ -449,6 +455,7 @@ class NessieRestClient:
         dry_run: bool = False,
         meta: CommitMeta | None = None,
         raise_on_conflict: bool = True,
+        validator: MergeValidator | None = None,
     ) -> MergeResult:
         if isinstance(source, NamedRef):
             from_name = source.name
@@ -466,10 +473,8 @@ class NessieRestClient:
         }
         if meta is not None:
             body["commitMeta"] = nj.meta_to_json(meta)
-        doc = self._request(
-            "POST", f"/trees/{self._ref_path(target.name, expected)}/history/merge", body=body
-        )
-        return _conflict_checked(nj.merge_result_from_json(doc, dry_run), raise_on_conflict)
+        path = f"/trees/{self._ref_path(target.name, expected)}/history/merge"
+        return _conflict_checked(self._merge_request(path, body, dry_run, validator), raise_on_conflict)
 
     def transplant(
         self,
@@ -482,6 +487,7 @@ class NessieRestClient:
         dry_run: bool = False,
         raise_on_conflict: bool = True,
         message: str | None = None,
+        validator: MergeValidator | None = None,
     ) -> MergeResult:
         if not sequence:
             raise InputError("No hashes to transplant")
@@ -500,10 +506,8 @@ class NessieRestClient:
         }
         if message is not None:
             body["message"] = message
-        doc = self._request(
-            "POST", f"/trees/{self._ref_path(target.name, expected)}/history/transplant", body=body
-        )
-        result = nj.merge_result_from_json(doc, dry_run)
+        path = f"/trees/{self._ref_path(target.name, expected)}/history/transplant"
+        result = self._merge_request(path, body, dry_run, validator)
         if result.applied and result.resultant_target_hash is not None:
             # The answer names the new head only: the commits in between are the transplanted ones,
             # and those with a source commit's id were reused, not created (a fast-forward).
@@ -514,6 +518,24 @@ class NessieRestClient:
                 if c not in reused
             ]
         return _conflict_checked(result, raise_on_conflict)
+
+    def _merge_request(
+        self,
+        path: str,
+        body: dict[str, Any],
+        dry_run: bool,
+        validator: MergeValidator | None,
+    ) -> MergeResult:
+        """A merge or transplant request. A ``validator`` runs on the client, on the result of a
+        dry run sent first: the server decides the details, so the client cannot see them sooner
+        (unlike the store, where it runs inside the merge, nothing here keeps the target from moving
+        between the two requests)."""
+        if validator is not None:
+            planned = nj.merge_result_from_json(
+                self._request("POST", path, body={**body, "isDryRun": True}), True
+            )
+            validator(planned)
+        return nj.merge_result_from_json(self._request("POST", path, body=body), dry_run)
 
     def _commits_since(self, head: ObjId, base: ObjId | None) -> list[ObjId]:
         """First-parent commits from ``base`` (exclusive) up to ``head``, oldest first."""

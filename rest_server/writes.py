@@ -14,7 +14,7 @@ from typing import Any
 from persist_spi.errors import InputError
 from persist_spi.ids import ObjId
 from persist_spi.versionstore import nessie_json as nj
-from persist_spi.versionstore.api import Validator
+from persist_spi.versionstore.api import MergeValidator, Validator
 from persist_spi.versionstore.meta import CommitMeta
 from persist_spi.versionstore.operations import Delete, MergeBehavior, MergeKeyBehavior, Operation
 from persist_spi.versionstore.refs import NamedRef
@@ -128,37 +128,38 @@ def merge(call: Call, element: str) -> Json:
         view(ref_name(source_ref)) + on_reference(Op.COMMIT_CHANGE_AGAINST_REFERENCE, target.name)
     )
 
-    def merge_once(dry_run: bool, raise_on_conflict: bool) -> MergeResult:
-        return call.store.merge(
-            source_ref if source_ref is not None else source_hash,
-            target,
-            expected,
-            source_hash=source_hash if source_ref is not None else None,
-            default_behavior=default,
-            key_behaviors=behaviors,
-            dry_run=dry_run,
-            meta=meta,
-            raise_on_conflict=raise_on_conflict,
-        )
-
-    if call.access is not ALLOW_ALL:
-        _require_key_checks(call, target, source_hash, merge_once(True, False))
-    dry_run = _flag(body, "isDryRun", "dryRun")
-    return nj.merge_result_to_json(
-        merge_once(dry_run, not _flag(body, "isReturnConflictAsResult", "returnConflictAsResult"))
+    result = call.store.merge(
+        source_ref if source_ref is not None else source_hash,
+        target,
+        expected,
+        source_hash=source_hash if source_ref is not None else None,
+        default_behavior=default,
+        key_behaviors=behaviors,
+        dry_run=_flag(body, "isDryRun", "dryRun"),
+        meta=meta,
+        raise_on_conflict=not _flag(body, "isReturnConflictAsResult", "returnConflictAsResult"),
+        validator=_key_checks(call, target, source_hash),
     )
+    return nj.merge_result_to_json(result)
 
 
-def _require_key_checks(call: Call, target: NamedRef, source: ObjId, planned: MergeResult) -> None:
-    """Nessie's per-key checks of a merge or transplant: each key the dry run ``planned`` would
-    change, from its value on the target's head to its value at ``source`` (the merged commit, or
-    the last transplanted one). Keys a DROP behaviour leaves alone are not checked."""
-    keys = [k for k, d in planned.details.items() if d.behavior is not MergeBehavior.DROP]
-    if not keys:
-        return
-    before = call.store.get_values(planned.effective_target_hash or target, keys)
-    after = call.store.get_values(source, keys)
-    call.access.require(change_checks(target.name, keys, before, after))
+def _key_checks(call: Call, target: NamedRef, source: ObjId) -> MergeValidator | None:
+    """Nessie's per-key checks of a merge or transplant, run by the store once it knows the keys it
+    would change and before it writes anything: each key, from its value on the target head the
+    merge is planned on to its value at ``source`` (the merged commit, or the last transplanted
+    one). Keys a DROP behaviour leaves alone are not checked."""
+    if call.access is ALLOW_ALL:
+        return None
+
+    def check(planned: MergeResult) -> None:
+        keys = [k for k, d in planned.details.items() if d.behavior is not MergeBehavior.DROP]
+        if not keys:
+            return
+        before = call.store.get_values(planned.effective_target_hash or target, keys)
+        after = call.store.get_values(source, keys)
+        call.access.require(change_checks(target.name, keys, before, after))
+
+    return check
 
 
 def _with_message(meta: CommitMeta, message: str) -> CommitMeta:
@@ -184,25 +185,19 @@ def transplant(call: Call, element: str) -> Json:
     target, expected = call.write_target(call.address(element))
     call.access.require(view(from_ref) + on_reference(Op.COMMIT_CHANGE_AGAINST_REFERENCE, target.name))
 
-    def transplant_once(dry_run: bool, raise_on_conflict: bool) -> MergeResult:
-        return call.store.transplant(
-            target,
-            expected,
-            sequence,
-            default_behavior=default,
-            key_behaviors=behaviors,
-            dry_run=dry_run,
-            raise_on_conflict=raise_on_conflict,
-            # Like Nessie, a message replaces the message of a single transplanted commit only.
-            message=message if message and len(sequence) == 1 else None,
-        )
-
-    if call.access is not ALLOW_ALL:
-        _require_key_checks(call, target, sequence[-1], transplant_once(True, False))
-    dry_run = _flag(body, "isDryRun", "dryRun")
-    return nj.merge_result_to_json(
-        transplant_once(dry_run, not _flag(body, "isReturnConflictAsResult", "returnConflictAsResult"))
+    result = call.store.transplant(
+        target,
+        expected,
+        sequence,
+        default_behavior=default,
+        key_behaviors=behaviors,
+        dry_run=_flag(body, "isDryRun", "dryRun"),
+        raise_on_conflict=not _flag(body, "isReturnConflictAsResult", "returnConflictAsResult"),
+        # Like Nessie, a message replaces the message of a single transplanted commit only.
+        message=message if message and len(sequence) == 1 else None,
+        validator=_key_checks(call, target, sequence[-1]),
     )
+    return nj.merge_result_to_json(result)
 
 
 __all__ = ["commit", "merge", "transplant"]

@@ -45,6 +45,9 @@ from persist_spi.versionstore.results import (
 RefOrHash = NamedRef | ObjId
 #: Called with the operations of a commit before it is built; raise to reject the commit.
 Validator = Callable[[Sequence[Operation]], None]
+#: Called with a merge's or transplant's result once its per-key details are known, before anything
+#: is written or a conflict raised, against the target head it was planned on; raise to reject it.
+MergeValidator = Callable[[MergeResult], None]
 
 
 @runtime_checkable
@@ -161,6 +164,7 @@ class VersionStoreApi(Protocol):
         dry_run: bool = False,
         meta: CommitMeta | None = None,
         raise_on_conflict: bool = True,
+        validator: MergeValidator | None = None,
     ) -> MergeResult: ...
 
     def transplant(
@@ -174,12 +178,13 @@ class VersionStoreApi(Protocol):
         dry_run: bool = False,
         raise_on_conflict: bool = True,
         message: str | None = None,
+        validator: MergeValidator | None = None,
     ) -> MergeResult:
         """``message`` replaces the message of a single transplanted commit."""
         ...
 
 
-__all__ = ["RefOrHash", "Validator", "VersionStoreApi"]
+__all__ = ["MergeValidator", "RefOrHash", "Validator", "VersionStoreApi"]
 
 
 def check_key_range(

@@ -31,7 +31,7 @@ from persist_spi.logic.create_commit import Add, CreateCommit, Remove
 from persist_spi.logic.merge_base import NoCommonAncestor, find_merge_base
 from persist_spi.objs import CommitObj, ContentValueObj, Obj, content_value
 from persist_spi.persist import Persist
-from persist_spi.versionstore.api import RefOrHash
+from persist_spi.versionstore.api import MergeValidator, RefOrHash
 from persist_spi.versionstore.commit_helper import CommitHelper
 from persist_spi.versionstore.content import NAMESPACE_PAYLOAD, Content, ContentKey
 from persist_spi.versionstore.content_mapping import ContentMapping
@@ -256,6 +256,7 @@ class Merger:
         dry_run: bool = False,
         meta: CommitMeta | None = None,
         raise_on_conflict: bool = True,
+        validator: MergeValidator | None = None,
     ) -> MergeResult:
         helper, refs = self.helper, self.refs
         by_key = _validate_behaviors(key_behaviors)
@@ -314,18 +315,18 @@ class Merger:
             commit = _build(helper, logic, create, policy)
             self._check_namespaces(logic, head, commit)
             _check_all_used(policy)
+            result.details = policy.details_in_nessie_order()  # e.g. every change DROPped: say so
+            if validator is not None:
+                validator(result)
             if not _has_ops(commit, logic):
                 result.successful = True
                 # As Nessie: a dry run names no resulting hash, even when nothing would change.
                 result.resultant_target_hash = None if dry_run else head
-                result.details = policy.details_in_nessie_order()  # e.g. every change DROPped: say so
                 return result
             if any(d.conflict is not None for d in policy.details.values()):
-                result.details = policy.details_in_nessie_order()
                 if raise_on_conflict:
                     raise MergeConflictError(_conflict_message(policy), result)
                 return result
-            result.details = policy.details_in_nessie_order()
             if dry_run:
                 result.successful = True
                 return result
@@ -351,6 +352,7 @@ class Merger:
         dry_run: bool = False,
         raise_on_conflict: bool = True,
         message: str | None = None,
+        validator: MergeValidator | None = None,
     ) -> MergeResult:
         helper, refs = self.helper, self.refs
         by_key = _validate_behaviors(key_behaviors)
@@ -396,6 +398,8 @@ class Merger:
                 new_head = commit.id
             _check_all_used(policy)
             result.details = policy.details_in_nessie_order()
+            if validator is not None:
+                validator(result)
             if any(d.conflict is not None for d in policy.details.values()):
                 if raise_on_conflict:
                     raise MergeConflictError(_conflict_message(policy), result)

@@ -26,7 +26,13 @@ from persist_spi.logic.repository_logic import RepositoryLogic
 from persist_spi.objs import CommitObj, tag_obj
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
-from persist_spi.versionstore.api import RefOrHash, Validator, VersionStoreApi, check_key_range
+from persist_spi.versionstore.api import (
+    MergeValidator,
+    RefOrHash,
+    Validator,
+    VersionStoreApi,
+    check_key_range,
+)
 from persist_spi.versionstore.commit_helper import CommitHelper
 from persist_spi.versionstore.commit_specs import RelativeSpec
 from persist_spi.versionstore.committing import CommitState, check_value_sizes, prepare_commit
@@ -483,6 +489,7 @@ class VersionStore:
         dry_run: bool = False,
         meta: CommitMeta | None = None,
         raise_on_conflict: bool = True,
+        validator: MergeValidator | None = None,
     ) -> MergeResult:
         """Squash the source's changes since the merge base into one commit on ``target``; see
         :meth:`persist_spi.versionstore.merging.Merger.merge` for the options."""
@@ -496,6 +503,7 @@ class VersionStore:
             dry_run=dry_run,
             meta=meta,
             raise_on_conflict=raise_on_conflict,
+            validator=validator,
         )
 
     def transplant(
@@ -509,6 +517,7 @@ class VersionStore:
         dry_run: bool = False,
         raise_on_conflict: bool = True,
         message: str | None = None,
+        validator: MergeValidator | None = None,
     ) -> MergeResult:
         """Replay contiguous commits one by one on ``target`` (``message`` replaces the message of
         a single transplanted commit); see
@@ -522,6 +531,7 @@ class VersionStore:
             dry_run=dry_run,
             raise_on_conflict=raise_on_conflict,
             message=message,
+            validator=validator,
         )
 
     def _merger(self) -> Merger:

@@ -5,7 +5,7 @@ is another layer; here a small middleware plays it), and a client speaking raw H
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,13 +124,14 @@ def forbidden(response: requests.Response) -> str:
 
 
 @contextlib.contextmanager
-def served_with_rules(rules: str) -> Iterator[str]:
-    """A server enforcing ``rules`` (a .properties text) plus :data:`ADMIN_RULE`; yields its URI."""
+def served_with_rules(rules: str, wrap_store: Callable[[Any], Any] = lambda api: api) -> Iterator[str]:
+    """A server enforcing ``rules`` (a .properties text) plus :data:`ADMIN_RULE`; yields its URI.
+    ``wrap_store`` may put something between the server and its store (to watch its calls)."""
     authorization = rules_from_properties(ADMIN_RULE + rules, "rules.properties")
     with in_process_target(
         InMemoryBackendFactory().create(), backend="inmemory", provisioning="embedded", url=None
     ) as target:
-        api = target.api
+        api = wrap_store(target.api)
         app = create_app(lambda: api, authorization=authorization)
         app.add_middleware(PrincipalFromHeaders)
         with BackgroundServer(app) as server:

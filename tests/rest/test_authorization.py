@@ -4,6 +4,8 @@ requests; ``admin`` (allowed everything) sets the repository up."""
 
 from __future__ import annotations
 
+import collections
+
 import pytest
 
 from tests.rest.authz_harness import (
@@ -491,3 +493,39 @@ def test_a_rename_updates_its_new_key_and_a_re_added_key_is_created() -> None:
         refused = user.commit("dev", delete("Foo"), put("Renamed", content=foo))
         assert forbidden(refused) == "'UPDATE_ENTITY' is not allowed for role 'u' on content 'Renamed'"
         assert user.commit("dev", delete("Foo"), put("Foo")).status_code == 200
+
+
+class _CountingStore:
+    """The server's store, counting the calls made to it by name."""
+
+    def __init__(self, api: object) -> None:
+        self.api = api
+        self.calls: collections.Counter[str] = collections.Counter()
+
+    def __getattr__(self, name: str) -> object:
+        self.calls[name] += 1
+        return getattr(self.api, name)
+
+
+@pytest.mark.parametrize("how", ["merge", "transplant"])
+def test_a_checked_merge_or_transplant_runs_once(how: str) -> None:
+    """The per-key checks run inside the merge, on the head it is planned on, not on a dry run
+    sent first (which would do the work twice, and check a head the branch may have left)."""
+    counting: list[_CountingStore] = []
+
+    def wrap(api: object) -> _CountingStore:
+        counting.append(_CountingStore(api))
+        return counting[-1]
+
+    with served_with_rules(_rules(_TARGET, "op=='CREATE_ENTITY' && path=='New'"), wrap) as uri:
+        admin = _setup(uri)
+        admin.commit("dev", put("New"))
+        body = (
+            _merge_body(admin)
+            if how == "merge"
+            else {"fromRefName": "dev", "hashesToTransplant": [admin.head("dev")]}
+        )
+        (store,) = counting
+        store.calls.clear()
+        assert Caller(uri, "u").ok("POST", f"/trees/main@{admin.head()}/history/{how}", body)["wasSuccessful"]
+        assert store.calls[how] == 1
