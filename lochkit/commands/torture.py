@@ -196,6 +196,9 @@ def _combine(args: argparse.Namespace) -> int:
         print(f"lochkit torture --combine: {e}", file=sys.stderr)
         return 2
     table = markdown(report) + "\n\n" + runs_line([r for _, r in runs])
+    missing = [name for name in LOCAL_BACKENDS if name not in {b.backend for b in report.backends}]
+    if missing:  # a partial campaign says so rather than passing for a whole one
+        table += f" Not in these runs: {', '.join(missing)}."
     if args.markdown_out:
         source = f"profile {report.profile}, seed {report.seed}, {len(runs)} runs"
         snippets.write(args.markdown_out, table, snippets.invocation(["lochkit"]), source=source)

@@ -60,6 +60,7 @@ def test_runs_of_one_backend_each_and_a_fuzzing_run_make_one_table(
     assert "not run" in text
     assert "Runs: inmemory: " in text
     assert "; fuzzing: 2026-01-02 03:04 UTC, 2 min" in text
+    assert "Not in these runs: postgres, mongodb, cassandra, dynamodb." in text
     assert "passed" in out
 
 
