@@ -224,14 +224,17 @@ class BigtableAdapter(BackendAdapter):
     def erase_repositories(self, repos: Collection[str]) -> None:
         for repo in sorted(set(repos)):
             for table in (self._refs, self._objs):
-                request = DropRowRangeRequest(name=table, row_key_prefix=cells.repo_prefix(repo))
-                self._idempotent(
-                    "erase repositories",
-                    lambda r=request: self._admin.drop_row_range(request=r, timeout=self._settings.timeout),
-                    write=True,
-                )
+                self._drop_prefix(table, cells.repo_prefix(repo))
 
     # --- plumbing --------------------------------------------------------------------------------
+
+    def _drop_prefix(self, table: str, prefix: bytes) -> None:
+        request = DropRowRangeRequest(name=table, row_key_prefix=prefix)
+        self._idempotent(
+            "erase repositories",
+            lambda: self._admin.drop_row_range(request=request, retry=None, timeout=self._settings.timeout),
+            write=True,
+        )
 
     def _insert_one(self, prefix: bytes, row: ObjRow) -> bool:
         """Write the object if its row has no type cell, else only refresh its referenced time:
@@ -272,7 +275,9 @@ class BigtableAdapter(BackendAdapter):
             time.sleep(0.1 * 2**attempt)
         raise AssertionError("unreachable")
 
-    def _fetch(self, table: str, keys: Sequence[bytes], row_filter: RowFilter, action: str) -> dict[bytes, Any]:
+    def _fetch(
+        self, table: str, keys: Sequence[bytes], row_filter: RowFilter, action: str
+    ) -> dict[bytes, Any]:
         found: dict[bytes, Any] = {}
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), _KEYS_PER_READ):
@@ -300,7 +305,9 @@ class BigtableAdapter(BackendAdapter):
         except exceptions.GoogleAPICallError as e:
             raise translate(e, self.address, action, write=False) from e
 
-    def _mutate_rows(self, table: str, entries: Sequence[tuple[bytes, Sequence[Mutation]]], action: str) -> None:
+    def _mutate_rows(
+        self, table: str, entries: Sequence[tuple[bytes, Sequence[Mutation]]], action: str
+    ) -> None:
         for batch in _batches(entries):
             pending = list(batch)
             for attempt in range(_ATTEMPTS):
@@ -341,7 +348,7 @@ class BigtableAdapter(BackendAdapter):
     def _call(self, action: str, call: Callable[[], T], *, write: bool = False) -> T:
         try:
             return call()
-        except exceptions.GoogleAPICallError as e:
+        except exceptions.GoogleAPIError as e:
             raise translate(e, self.address, action, write=write) from e
 
     def _executor(self) -> ThreadPoolExecutor:
@@ -360,7 +367,9 @@ def _batches(
     size = count = 0
     for key, mutations in entries:
         entry_size = len(key) + sum(len(m.set_cell.value) for m in mutations)
-        if batch and (size + entry_size > _BYTES_PER_MUTATE or count + len(mutations) > MUTATIONS_PER_REQUEST):
+        if batch and (
+            size + entry_size > _BYTES_PER_MUTATE or count + len(mutations) > MUTATIONS_PER_REQUEST
+        ):
             yield batch
             batch, size, count = [], 0, 0
         batch.append((key, mutations))

@@ -53,7 +53,12 @@ def repo_prefix(repo: str) -> bytes:
 def repo_of_key(key: bytes) -> str | None:
     """The repository id of a row key, or None for rows of no repository (the schema row)."""
     length, sep, rest = key.partition(b":")
-    if not sep or not length.isdigit() or len(rest) <= int(length) or rest[int(length) : int(length) + 1] != b":":
+    if (
+        not sep
+        or not length.isdigit()
+        or len(rest) <= int(length)
+        or rest[int(length) : int(length) + 1] != b":"
+    ):
         return None
     return rest[: int(length)].decode()
 

@@ -116,7 +116,7 @@ class BigtableSettings:
             )
             admin = BigtableTableAdminClient(credentials=credentials)
             return BigtableClient(transport=data_transport), admin
-        import grpc
+        import grpc  # type: ignore[import-untyped]
 
         data_channel = grpc.insecure_channel(self.emulator, options=list(GRPC_OPTIONS))
         admin_channel = grpc.insecure_channel(self.emulator, options=list(GRPC_OPTIONS))
@@ -136,7 +136,7 @@ def parse_url(url: str | None, options: Mapping[str, Any] | None = None) -> Bigt
             f"{hints.pass_url(BACKEND, 'bigtable://HOST:PORT?project=P&instance=I')}; {_URL_HELP}",
         )
     shown = _shown(url)
-    scheme, sep, rest = url.partition("://")
+    scheme, _, rest = url.partition("://")
     if "@" in rest:  # no option value needs an "@": anything before one is taken for credentials
         raise BackendConfigError(
             BACKEND,
@@ -149,9 +149,13 @@ def parse_url(url: str | None, options: Mapping[str, Any] | None = None) -> Bigt
         parts = urlsplit(url)
         host, port = parts.hostname, parts.port
     except ValueError:
-        raise BackendConfigError(BACKEND, shown, "the URL cannot be parsed (host or port)", _URL_HELP) from None
+        raise BackendConfigError(
+            BACKEND, shown, "the URL cannot be parsed (host or port)", _URL_HELP
+        ) from None
     if scheme != BACKEND or not host or parts.path not in ("", "/"):
-        raise BackendConfigError(BACKEND, shown, "the URL is not of the form bigtable://HOST:PORT?...", _URL_HELP)
+        raise BackendConfigError(
+            BACKEND, shown, "the URL is not of the form bigtable://HOST:PORT?...", _URL_HELP
+        )
     opts = _merged_options(parts.query, options, shown)
     cloud = host == GOOGLE_HOST and port is None
     if not cloud and port is None:
@@ -206,7 +210,9 @@ def _positive(value: str, shown: str, name: str) -> float:
     except ValueError:
         number = -1.0
     if number <= 0:
-        raise BackendConfigError(BACKEND, shown, f"{name}={value} is not a positive number", f"e.g. {name}=10")
+        raise BackendConfigError(
+            BACKEND, shown, f"{name}={value} is not a positive number", f"e.g. {name}=10"
+        )
     return number
 
 
@@ -215,5 +221,5 @@ def _shown(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep or "@" not in rest:
         return url
-    userinfo, _, host = rest.rpartition("@")
+    host = rest.rpartition("@")[2]
     return f"{scheme}://***@{host}"

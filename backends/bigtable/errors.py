@@ -33,6 +33,8 @@ def translate(error: Exception, address: str, action: str, *, write: bool) -> Ex
     outcome for a write and a failed read for a read."""
     from google.api_core import exceptions
 
+    if isinstance(error, exceptions.RetryError) and isinstance(error.cause, Exception):
+        error = error.cause  # a client's own retries gave up: what matters is why
     if not_connected(error):
         return BackendUnavailable(
             BACKEND,

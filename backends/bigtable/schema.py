@@ -7,6 +7,7 @@ race). The schema version is a row of the refs table whose key no repository's r
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Final
 
 from backends.bigtable import messages
@@ -26,18 +27,18 @@ def tables(settings: BigtableSettings) -> dict[str, str]:
 def setup_schema(data: Any, admin: Any, settings: BigtableSettings) -> str:
     """Create or check both tables, then record or check the schema version; returns a summary."""
     from google.api_core.exceptions import AlreadyExists
-    from google.cloud.bigtable_admin_v2.types import ColumnFamily, GcRule, Table
+    from google.cloud.bigtable_admin_v2.types import ColumnFamily, Table
 
     for table, family in tables(settings).items():
-        try:
+        # Ours from an earlier run, or another process won the race to create it.
+        with contextlib.suppress(AlreadyExists):
             admin.create_table(
                 parent=settings.instance_path,
                 table_id=table,
-                table=Table(column_families={family: ColumnFamily(gc_rule=GcRule(max_num_versions=1))}),
+                table=Table(column_families={family: ColumnFamily(gc_rule=_one_version())}),
+                retry=None,
                 timeout=settings.timeout,
             )
-        except AlreadyExists:  # ours from an earlier run, or another process won the race
-            pass
         _check_family(admin, settings, table, family)
     version = str(SCHEMA_VERSION).encode()
     data.check_and_mutate_row(
@@ -48,6 +49,7 @@ def setup_schema(data: Any, admin: Any, settings: BigtableSettings) -> str:
             settings.app_profile or "",
             otherwise=messages.set_cells(REFS_FAMILY, {SCHEMA_QUALIFIER: version}),
         ),
+        retry=None,
         timeout=settings.timeout,
     )
     _check_version(data, settings, missing_is_error=False)
@@ -55,6 +57,13 @@ def setup_schema(data: Any, admin: Any, settings: BigtableSettings) -> str:
         f"bigtable at {settings.address}: tables {settings.refs_table} (family {REFS_FAMILY}), "
         f"{settings.objs_table} (family {OBJS_FAMILY}), schema version {SCHEMA_VERSION}"
     )
+
+
+def _one_version() -> Any:
+    """The garbage-collection rule of both families: keep one version of each cell."""
+    from google.cloud.bigtable_admin_v2.types import GcRule
+
+    return GcRule(max_num_versions=1)  # type: ignore[no-untyped-call]
 
 
 def verify_schema(data: Any, admin: Any, settings: BigtableSettings) -> str:
@@ -80,6 +89,7 @@ def _check_family(admin: Any, settings: BigtableSettings, table: str, family: st
 
     found = admin.get_table(
         request=GetTableRequest(name=settings.table_path(table), view=Table.View.SCHEMA_VIEW),
+        retry=None,
         timeout=settings.timeout,
     )
     if family not in found.column_families:
@@ -100,6 +110,7 @@ def _check_version(data: Any, settings: BigtableSettings, *, missing_is_error: b
             messages.column(REFS_FAMILY, SCHEMA_QUALIFIER),
             settings.app_profile or "",
         ),
+        retry=None,
         timeout=settings.timeout,
     )
     rows = dict(messages.merge_rows(responses))

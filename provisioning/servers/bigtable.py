@@ -55,7 +55,9 @@ def install_emulator() -> Path:
         instead=hints.pass_url("bigtable", "bigtable://HOST:PORT?project=P&instance=I"),
     )
     if not _runs(binary):
-        raise ProvisioningFailed(f"bigtable: the emulator built at {binary} does not start; delete it and retry")
+        raise ProvisioningFailed(
+            f"bigtable: the emulator built at {binary} does not start; delete it and retry"
+        )
     return binary
 
 
