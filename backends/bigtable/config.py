@@ -116,7 +116,7 @@ class BigtableSettings:
             )
             admin = BigtableTableAdminClient(credentials=credentials)
             return BigtableClient(transport=data_transport), admin
-        import grpc  # type: ignore[import-untyped]
+        import grpc
 
         data_channel = grpc.insecure_channel(self.emulator, options=list(GRPC_OPTIONS))
         admin_channel = grpc.insecure_channel(self.emulator, options=list(GRPC_OPTIONS))

@@ -4,6 +4,8 @@ mapping. Whether the backend works is shown by the conformance run against the e
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 
 pytest.importorskip("google.cloud.bigtable_v2")
@@ -202,22 +204,31 @@ def test_batches_respect_the_byte_budget_and_keep_order() -> None:
 
 # --- errors ------------------------------------------------------------------------------------
 
+
+def _google(kind: type[Exception], *args: object) -> Exception:
+    """One of Google's API errors (their constructors carry no annotations)."""
+    error: Exception = cast(Any, kind)(*args)
+    return error
+
+
 ADDRESS = "bigtable://127.0.0.1:1?project=p&instance=i&table_prefix=t_"
 
 
 @pytest.mark.parametrize(
     ("error", "expected"),
     [
-        (exceptions.ServiceUnavailable("failed to connect to all addresses"), BackendUnavailable),
-        (exceptions.Unauthenticated("bad token"), BackendAuthenticationFailed),
-        (exceptions.PermissionDenied("no"), BackendPermissionDenied),
-        (exceptions.NotFound("table t_refs not found"), BackendSchemaMismatch),
-        (exceptions.DeadlineExceeded("slow"), UnknownOperationResult),
-        (exceptions.ServiceUnavailable("connection reset"), UnknownOperationResult),
+        (_google(exceptions.ServiceUnavailable, "failed to connect to all addresses"), BackendUnavailable),
+        (_google(exceptions.Unauthenticated, "bad token"), BackendAuthenticationFailed),
+        (_google(exceptions.PermissionDenied, "no"), BackendPermissionDenied),
+        (_google(exceptions.NotFound, "table t_refs not found"), BackendSchemaMismatch),
+        (_google(exceptions.DeadlineExceeded, "slow"), UnknownOperationResult),
+        (_google(exceptions.ServiceUnavailable, "connection reset"), UnknownOperationResult),
         # A client's own retries that gave up are judged by their last error.
         (
-            exceptions.RetryError(
-                "Timeout of 60.0s exceeded", exceptions.ServiceUnavailable("failed to connect")
+            _google(
+                exceptions.RetryError,
+                "Timeout of 60.0s exceeded",
+                _google(exceptions.ServiceUnavailable, "failed to connect"),
             ),
             BackendUnavailable,
         ),
@@ -230,12 +241,12 @@ def test_google_errors_map_to_lochkit_errors(error: Exception, expected: type[Ex
 
 
 def test_a_lost_answer_to_a_read_is_no_unknown_write() -> None:
-    mapped = translate(exceptions.DeadlineExceeded("slow"), ADDRESS, "read objects", write=False)
+    mapped = translate(_google(exceptions.DeadlineExceeded, "slow"), ADDRESS, "read objects", write=False)
     assert "the read failed" in str(mapped)
 
 
 def test_other_errors_pass_through() -> None:
-    error = exceptions.InvalidArgument("bad filter")
+    error = _google(exceptions.InvalidArgument, "bad filter")
     assert translate(error, ADDRESS, "scan", write=False) is error
 
 
@@ -243,4 +254,5 @@ def test_factory_declares_what_the_adapter_declares() -> None:
     factory = BigtableBackendFactory()
     assert factory.capabilities is CAPABILITIES
     assert CAPABILITIES.hard_object_size_limit == 10 * 1024 * 1024
-    assert CAPABILITIES.multi_process and CAPABILITIES.lists_repositories
+    assert CAPABILITIES.multi_process
+    assert CAPABILITIES.lists_repositories
