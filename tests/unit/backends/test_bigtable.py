@@ -166,7 +166,7 @@ def test_merge_joins_split_values_and_drops_reset_rows() -> None:
                 _chunk(row_key=b"r1", family_name="o", qualifier=b"d", value=b"he", value_size=5),
                 _chunk(value=b"llo"),
                 _chunk(qualifier=b"t", value=b"c", commit_row=True),
-                _chunk(row_key=b"r2", family_name="o", qualifier=b"d", value=b"lost"),
+                _chunk(row_key=b"r2", family_name="o", qualifier=b"x", value=b"lost"),
             ]
         ),
         ReadRowsResponse(
