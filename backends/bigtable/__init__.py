@@ -1,6 +1,6 @@
 """Bigtable backend (Cloud Bigtable or Google's emulator) through Google's generated gRPC clients.
 
-``adapter`` holds the adapter, ``cells`` the row keys and cells rows become, ``messages`` the
+``adapter`` holds the adapter, ``statements`` the row keys and cells rows become, ``messages`` the
 Data API requests and the merging of read streams, ``schema`` creating and checking the tables,
 ``config`` URL parsing and the clients, ``errors`` Google's API errors mapped to lochkit's,
 ``capabilities`` what the backend declares and ``factory`` the entry point. Only the adapter and

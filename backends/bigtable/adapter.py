@@ -1,7 +1,7 @@
 """The Bigtable adapter: one row per reference or object, check-and-mutate for every
 compare-and-swap.
 
-Row keys and cells: :mod:`backends.bigtable.cells`; requests: :mod:`backends.bigtable.messages`;
+Row keys and cells: :mod:`backends.bigtable.statements`; requests: :mod:`backends.bigtable.messages`;
 tables: :mod:`backends.bigtable.schema`. Every conditional write is one CheckAndMutateRow, whose
 check and mutation Bigtable applies atomically on the row: a reference's compare-and-swap compares
 its identity cell, an insert-if-absent writes the object when the row has no type cell and
@@ -25,12 +25,12 @@ from google.api_core import exceptions
 from google.cloud.bigtable_admin_v2.types import DropRowRangeRequest
 from google.cloud.bigtable_v2.types import Mutation, RowFilter, RowSet
 
-from backends.bigtable import cells, messages
+from backends.bigtable import messages, statements
 from backends.bigtable.capabilities import CAPABILITIES, MUTATIONS_PER_REQUEST
-from backends.bigtable.cells import OBJS_FAMILY, REFS_FAMILY
 from backends.bigtable.config import BigtableSettings
 from backends.bigtable.errors import not_connected, translate
 from backends.bigtable.schema import setup_schema, verify_schema
+from backends.bigtable.statements import OBJS_FAMILY, REFS_FAMILY
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import UnknownOperationResult
 from persist_spi.layouts import StorageLayout
@@ -105,11 +105,11 @@ class BigtableAdapter(BackendAdapter):
     # --- references ------------------------------------------------------------------------------
 
     def fetch_refs(self, repo: str, names: Sequence[str]) -> list[RefRow | None]:
-        prefix = cells.repo_prefix(repo)
+        prefix = statements.repo_prefix(repo)
         keys = [prefix + n.encode() for n in names]
         found = self._fetch(self._refs, keys, messages.family(REFS_FAMILY), "read references")
         return [
-            None if (row := found.get(k)) is None else cells.ref_row(n, row)
+            None if (row := found.get(k)) is None else statements.ref_row(n, row)
             for n, k in zip(names, keys, strict=True)
         ]
 
@@ -117,9 +117,9 @@ class BigtableAdapter(BackendAdapter):
         matched = self._check_and_mutate(
             "create a reference",
             self._refs,
-            cells.repo_prefix(repo) + row.name.encode(),
-            messages.column(REFS_FAMILY, cells.IDENTITY),
-            otherwise=messages.set_cells(REFS_FAMILY, cells.ref_cells(row)),
+            statements.repo_prefix(repo) + row.name.encode(),
+            messages.column(REFS_FAMILY, statements.IDENTITY),
+            otherwise=messages.set_cells(REFS_FAMILY, statements.ref_cells(row)),
         )
         return not matched
 
@@ -127,54 +127,55 @@ class BigtableAdapter(BackendAdapter):
         return self._check_and_mutate(
             "update a reference",
             self._refs,
-            cells.repo_prefix(repo) + expected.name.encode(),
-            messages.column_equals(REFS_FAMILY, cells.IDENTITY, cells.identity(expected)),
-            matched=messages.set_cells(REFS_FAMILY, cells.ref_cells(new)),
+            statements.repo_prefix(repo) + expected.name.encode(),
+            messages.column_equals(REFS_FAMILY, statements.IDENTITY, statements.identity(expected)),
+            matched=messages.set_cells(REFS_FAMILY, statements.ref_cells(new)),
         )
 
     def delete_ref(self, repo: str, expected: RefRow) -> bool:
         return self._check_and_mutate(
             "delete a reference",
             self._refs,
-            cells.repo_prefix(repo) + expected.name.encode(),
-            messages.column_equals(REFS_FAMILY, cells.IDENTITY, cells.identity(expected)),
+            statements.repo_prefix(repo) + expected.name.encode(),
+            messages.column_equals(REFS_FAMILY, statements.IDENTITY, statements.identity(expected)),
             matched=[messages.delete_row()],
         )
 
     # --- objects ---------------------------------------------------------------------------------
 
     def fetch_objs(self, repo: str, ids: Sequence[bytes]) -> list[ObjRow | None]:
-        prefix = cells.repo_prefix(repo)
+        prefix = statements.repo_prefix(repo)
         keys = [prefix + i for i in ids]
         found = self._fetch(self._objs, keys, messages.family(OBJS_FAMILY), "read objects")
         return [
-            None if (row := found.get(k)) is None else cells.obj_row(i, row)
+            None if (row := found.get(k)) is None else statements.obj_row(i, row)
             for i, k in zip(ids, keys, strict=True)
         ]
 
     def insert_objs(self, repo: str, rows: Sequence[ObjRow]) -> list[bool]:
-        prefix = cells.repo_prefix(repo)
+        prefix = statements.repo_prefix(repo)
         if len(rows) <= 1:
             return [self._insert_one(prefix, row) for row in rows]
         return list(self._executor().map(lambda row: self._insert_one(prefix, row), rows))
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
-        prefix = cells.repo_prefix(repo)
+        prefix = statements.repo_prefix(repo)
         entries = [
-            (prefix + row.obj_id, messages.replace_row(OBJS_FAMILY, cells.obj_cells(row))) for row in rows
+            (prefix + row.obj_id, messages.replace_row(OBJS_FAMILY, statements.obj_cells(row)))
+            for row in rows
         ]
         self._mutate_rows(self._objs, entries, "upsert objects")
 
     def delete_objs(self, repo: str, ids: Sequence[bytes]) -> None:
-        prefix = cells.repo_prefix(repo)
+        prefix = statements.repo_prefix(repo)
         self._mutate_rows(self._objs, [(prefix + i, [messages.delete_row()]) for i in ids], "delete objects")
 
     def delete_obj_if_referenced(self, repo: str, obj_id: bytes, referenced: int) -> bool:
         return self._check_and_mutate(
             "delete an object by its referenced time",
             self._objs,
-            cells.repo_prefix(repo) + obj_id,
-            messages.column_equals(OBJS_FAMILY, cells.REFERENCED, cells.referenced(referenced)),
+            statements.repo_prefix(repo) + obj_id,
+            messages.column_equals(OBJS_FAMILY, statements.REFERENCED, statements.referenced(referenced)),
             matched=[messages.delete_row()],
         )
 
@@ -182,11 +183,13 @@ class BigtableAdapter(BackendAdapter):
         return self._check_and_mutate(
             "update an object conditionally",
             self._objs,
-            cells.repo_prefix(repo) + row.obj_id,
+            statements.repo_prefix(repo) + row.obj_id,
             messages.column_equals(
-                OBJS_FAMILY, cells.TYPE_AND_TOKEN, cells.type_and_token(expected_type, expected_token)
+                OBJS_FAMILY,
+                statements.TYPE_AND_TOKEN,
+                statements.type_and_token(expected_type, expected_token),
             ),
-            matched=messages.replace_row(OBJS_FAMILY, cells.obj_cells(row)),
+            matched=messages.replace_row(OBJS_FAMILY, statements.obj_cells(row)),
         )
 
     def delete_obj_if_version(
@@ -195,9 +198,11 @@ class BigtableAdapter(BackendAdapter):
         return self._check_and_mutate(
             "delete an object conditionally",
             self._objs,
-            cells.repo_prefix(repo) + obj_id,
+            statements.repo_prefix(repo) + obj_id,
             messages.column_equals(
-                OBJS_FAMILY, cells.TYPE_AND_TOKEN, cells.type_and_token(expected_type, expected_token)
+                OBJS_FAMILY,
+                statements.TYPE_AND_TOKEN,
+                statements.type_and_token(expected_type, expected_token),
             ),
             matched=[messages.delete_row()],
         )
@@ -205,18 +210,18 @@ class BigtableAdapter(BackendAdapter):
     def scan_objs(self, repo: str, types: frozenset[str] | None) -> Iterator[ObjRow]:
         """One range read of the repository's key range; types are filtered here (a type is a
         cell of the row, and a row filter cannot keep a whole row for the value of one cell)."""
-        prefix = cells.repo_prefix(repo)
+        prefix = statements.repo_prefix(repo)
         wanted = None if not types else {t.encode() for t in types}
-        rows = messages.prefix_range(prefix, cells.prefix_end(prefix))
+        rows = messages.prefix_range(prefix, statements.prefix_end(prefix))
         for key, row in self._stream(self._objs, rows, messages.family(OBJS_FAMILY), "scan objects"):
-            if wanted is None or row.get(cells.TYPE) in wanted:
-                yield cells.obj_row(key[len(prefix) :], row)
+            if wanted is None or row.get(statements.TYPE) in wanted:
+                yield statements.obj_row(key[len(prefix) :], row)
 
     def list_repositories(self) -> Iterator[str]:
         """A keys-only read of the references table; the objects table is not read."""
         seen: set[str] = set()
         for key, _ in self._stream(self._refs, RowSet(), messages.keys_only(), "list repositories"):
-            repo = cells.repo_of_key(key)
+            repo = statements.repo_of_key(key)
             if repo is not None and repo not in seen:
                 seen.add(repo)
                 yield repo
@@ -224,7 +229,7 @@ class BigtableAdapter(BackendAdapter):
     def erase_repositories(self, repos: Collection[str]) -> None:
         for repo in sorted(set(repos)):
             for table in (self._refs, self._objs):
-                self._drop_prefix(table, cells.repo_prefix(repo))
+                self._drop_prefix(table, statements.repo_prefix(repo))
 
     # --- plumbing --------------------------------------------------------------------------------
 
@@ -243,9 +248,11 @@ class BigtableAdapter(BackendAdapter):
             "insert an object",
             self._objs,
             prefix + row.obj_id,
-            messages.column(OBJS_FAMILY, cells.TYPE),
-            matched=messages.set_cells(OBJS_FAMILY, {cells.REFERENCED: cells.referenced(row.referenced)}),
-            otherwise=messages.set_cells(OBJS_FAMILY, cells.obj_cells(row)),
+            messages.column(OBJS_FAMILY, statements.TYPE),
+            matched=messages.set_cells(
+                OBJS_FAMILY, {statements.REFERENCED: statements.referenced(row.referenced)}
+            ),
+            otherwise=messages.set_cells(OBJS_FAMILY, statements.obj_cells(row)),
         )
         return not matched
 

@@ -22,7 +22,7 @@ from google.cloud.bigtable_v2.types import (
     ValueRange,
 )
 
-from backends.bigtable.cells import CELL_TIMESTAMP_MICROS
+from backends.bigtable.statements import CELL_TIMESTAMP_MICROS
 
 
 def family(name: str) -> RowFilter:

@@ -11,8 +11,8 @@ import contextlib
 from typing import Any, Final, cast
 
 from backends.bigtable import messages
-from backends.bigtable.cells import OBJS_FAMILY, REFS_FAMILY, SCHEMA_QUALIFIER, SCHEMA_ROW_KEY
 from backends.bigtable.config import BigtableSettings
+from backends.bigtable.statements import OBJS_FAMILY, REFS_FAMILY, SCHEMA_QUALIFIER, SCHEMA_ROW_KEY
 from persist_spi.errors import BackendSchemaMismatch, BackendStoreMissing
 
 #: Bump when the row layout changes incompatibly.

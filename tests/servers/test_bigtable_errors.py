@@ -18,8 +18,8 @@ from google.cloud.bigtable_admin_v2.types import ColumnFamily, Table
 
 from backends.bigtable import BigtableBackendFactory
 from backends.bigtable.adapter import BigtableAdapter
-from backends.bigtable.cells import SCHEMA_QUALIFIER, SCHEMA_ROW_KEY
 from backends.bigtable.messages import set_cells
+from backends.bigtable.statements import SCHEMA_QUALIFIER, SCHEMA_ROW_KEY
 from persist_spi.adapter import ObjRow
 from persist_spi.errors import BackendSchemaMismatch, BackendStoreMissing, BackendUnavailable
 from provisioning.base import Provisioned

@@ -16,7 +16,10 @@ from google.cloud.bigtable_v2.types import ReadRowsResponse
 from backends.bigtable import BigtableBackendFactory
 from backends.bigtable.adapter import _BYTES_PER_MUTATE, _batches
 from backends.bigtable.capabilities import CAPABILITIES
-from backends.bigtable.cells import (
+from backends.bigtable.config import parse_url
+from backends.bigtable.errors import translate
+from backends.bigtable.messages import delete_row, merge_rows, replace_row
+from backends.bigtable.statements import (
     SCHEMA_ROW_KEY,
     identity,
     obj_cells,
@@ -28,9 +31,6 @@ from backends.bigtable.cells import (
     repo_prefix,
     type_and_token,
 )
-from backends.bigtable.config import parse_url
-from backends.bigtable.errors import translate
-from backends.bigtable.messages import delete_row, merge_rows, replace_row
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,

@@ -1,4 +1,5 @@
-"""What rows become in Bigtable: row keys, the cells of a reference and of an object, and back.
+"""What rows become in Bigtable (Bigtable has no statements; the name is the one every backend
+package gives this job): row keys, the cells of a reference and of an object, and back.
 
 Row keys start with the repository's prefix ``<byte length of the id>:<id>:`` (UTF-8), so that
 ids like ``a`` and ``a:b`` never share rows and a repository is one contiguous key range (read
