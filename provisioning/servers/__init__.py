@@ -14,6 +14,7 @@ _MODULES = (
     "provisioning.servers.mongodb",
     "provisioning.servers.cassandra",
     "provisioning.servers.dynamodb",
+    "provisioning.servers.bigtable",
     "provisioning.servers.nessie",
     "provisioning.servers.toxiproxy",
 )

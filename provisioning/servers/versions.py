@@ -28,6 +28,8 @@ LOCAL: Final[dict[str, str]] = {
     "mongodb": "github.com/FerretDB/FerretDB/cmd/ferretdb@v1.24.2",
     # The newest nessie-quarkus runner Maven Central serves (0.10x answers 404); needs Java 21+.
     "nessie": f"org.projectnessie.nessie:nessie-quarkus:{NESSIE_VERSION}:jar:runner",
+    # Google's emulator (cmd/emulator over the in-memory bttest server); needs Go 1.26+.
+    "bigtable": "cloud.google.com/go/bigtable/cmd/emulator@v1.58.0",
     # Not a database: the fault-injecting TCP proxy of the reliability campaign.
     "toxiproxy": "github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0",
 }

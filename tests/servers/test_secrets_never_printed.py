@@ -147,6 +147,8 @@ def test_conformance_report_holds_no_password(url: str, tmp_path: Path) -> None:
         ("cassandra", "cassandra://lochkit:{secret}@127.0.0.1:{port}/Bad-Keyspace", 2),
         ("dynamodb", "dynamodb://lochkit:{secret}@127.0.0.1:{port}?unknown_option=1", 2),
         ("postgres", "postgresql://lochkit:{secret}@127.0.0.1:{port}/x?unknown_option=1", 2),
+        # Bigtable takes no credentials from a URL: refused as a usage error, the secret masked.
+        ("bigtable", "bigtable://lochkit:{secret}@127.0.0.1:{port}?project=p&instance=i", 2),
     ],
 )
 def test_unreachable_servers_and_bad_urls_show_no_password(

@@ -110,7 +110,7 @@ def test_conformance_against_an_unobtainable_backend_ends_in_seconds_with_the_fi
 def test_servers_start_with_an_unknown_name_is_refused() -> None:
     done = lochkit("servers", "start", "oracle")
     assert done.returncode == 2
-    assert "no local server for 'oracle'; known: cassandra, cockroachdb" in done.stderr
+    assert "no local server for 'oracle'; known: bigtable, cassandra, cockroachdb" in done.stderr
 
 
 def test_version_prints_the_installed_version() -> None:
@@ -159,7 +159,7 @@ def test_help_explains_every_option_with_its_default_and_no_markup(
 def test_servers_install_without_a_name_is_a_usage_error() -> None:
     done = lochkit("servers", "install")
     assert done.returncode == 2
-    assert "'install' needs a server name: one of cassandra, cockroachdb" in done.stderr
+    assert "'install' needs a server name: one of bigtable, cassandra, cockroachdb" in done.stderr
 
 
 def test_servers_install_of_a_server_that_cannot_run_here_fails_with_the_reason() -> None:

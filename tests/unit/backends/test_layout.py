@@ -28,6 +28,8 @@ JOBS = {
 OWN_MODULES = {
     "postgres": {"connections", "watchdog"},
     "dynamodb": {"batch"},
+    # The Data API requests and the merging of ReadRows streams.
+    "bigtable": {"messages"},
 }
 EVERY_PACKAGE_HAS = {"adapter", "capabilities", "factory"}
 
@@ -65,6 +67,7 @@ def test_every_entry_point_names_a_package_that_exports_its_factory() -> None:
         "cassandra",
         "scylladb",
         "dynamodb",
+        "bigtable",
     }
     packages = {p.name for p in _packages()}
     for name, target in names.items():
