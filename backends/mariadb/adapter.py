@@ -23,17 +23,12 @@ from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from backends.mariadb.capabilities import PACKET_MARGIN, ROW_OVERHEAD, capabilities
 from backends.mariadb.config import MariadbSettings
 from backends.mariadb.errors import ErrorContext, classify
 from backends.mariadb.pool import ConnectionPool, PoolClosed, PoolTimeout
 from backends.mariadb.schema import RULES, create, inspect, mismatch_fix
-from backends.mariadb.statements import (
-    MARIADB_NAME_COLLATION,
-    MAX_KEY_LENGTH,
-    MYSQL_NAME_COLLATION,
-    SCHEMA_VERSION,
-    Statements,
-)
+from backends.mariadb.statements import MAX_KEY_LENGTH, MAX_NAME_BYTES, SCHEMA_VERSION, Statements, text
 from backends.postgres.errors import Kind, backoff_delays
 from backends.postgres.schema import Verdict, judge
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
@@ -43,7 +38,7 @@ from persist_spi.errors import (
     LochkitError,
     UnknownOperationResult,
 )
-from persist_spi.layouts import StorageLayout
+from persist_spi.layouts import NESSIE_LAYOUT, StorageLayout
 
 if TYPE_CHECKING:
     from pymysql.connections import Connection
@@ -57,9 +52,6 @@ SQL_MODE: Final = "STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION"
 _ID_CHUNK = 1000
 #: Rows per insert statement.
 _ROW_CHUNK = 500
-#: Room in a packet for the statement's text and the other columns of one row.
-_PACKET_MARGIN = 64 * 1024
-_ROW_OVERHEAD = 1024
 #: Rows a scan reads per statement.
 _SCAN_BATCH = 500
 #: Rounds of insert-if-absent while concurrent deletes keep removing rows found existing.
@@ -71,29 +63,10 @@ T = TypeVar("T")
 Work = Callable[["Connection[Any]"], T]
 
 
-def object_size_limit(max_allowed_packet: int) -> int:
-    """The largest object one statement can carry: PyMySQL sends bytes escaped, which at worst
-    doubles them, inside a packet of ``max_allowed_packet`` bytes."""
-    return (max_allowed_packet - _PACKET_MARGIN - _ROW_OVERHEAD) // 2
-
-
 def has_returning(version: str) -> bool:
     """Whether a server (``SELECT VERSION()``: '10.11.19-MariaDB-...', '8.4.2') is MariaDB 10.5+."""
     match = re.match(r"(\d+)\.(\d+)", version)
     return "mariadb" in version.lower() and match is not None and (int(match[1]), int(match[2])) >= (10, 5)
-
-
-def capabilities(max_allowed_packet: int) -> Capabilities:
-    return Capabilities(
-        hard_object_size_limit=object_size_limit(max_allowed_packet),
-        multi_process=True,
-        durable=True,
-        lists_repositories=True,
-        capability_reasons={
-            "hard_object_size_limit": f"one statement must fit the server's max_allowed_packet "
-            f"({max_allowed_packet} bytes), and binary values travel escaped (up to twice their size)",
-        },
-    )
 
 
 class MariadbAdapter(BackendAdapter):
@@ -110,11 +83,10 @@ class MariadbAdapter(BackendAdapter):
         self._settings = settings
         self._version = version
         self._packet = max_allowed_packet
-        self._capabilities = capabilities(max_allowed_packet)
+        self._capabilities = capabilities(max_allowed_packet, nessie=settings.layout is NESSIE_LAYOUT)
         #: MariaDB 10.5+ answers INSERT ... RETURNING; MySQL does not.
         self._returning = has_returning(version)
-        collation = MARIADB_NAME_COLLATION if self._returning else MYSQL_NAME_COLLATION
-        self._sql = Statements(settings.table_prefix, settings.layout, collation)
+        self._sql = Statements(settings.table_prefix, settings.layout)
         self._errors = ErrorContext(settings.backend, settings.address, self._sql.table_names, settings.scrub)
         self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
             connect, lambda conn: conn.close(), settings.pool_max, settings.pool_timeout
@@ -258,7 +230,8 @@ class MariadbAdapter(BackendAdapter):
         found: dict[str, RefRow] = {}
         for chunk in _chunks(names, _ID_CHUNK):
             for row in self._rows("fetching references", self._sql.fetch_refs, [repo, list(chunk)]):
-                found[row[0]] = self._sql.ref_from_db(row)
+                ref = self._sql.ref_from_db(row)
+                found[ref.name] = ref
         return [found.get(name) for name in names]
 
     def insert_ref(self, repo: str, row: RefRow) -> bool:
@@ -399,7 +372,9 @@ class MariadbAdapter(BackendAdapter):
             after = bytes(page[-1][0])
 
     def list_repositories(self) -> Iterator[str]:
-        yield from (row[0] for row in self._rows("listing repositories", self._sql.list_repositories, []))
+        yield from (
+            text(row[0]) for row in self._rows("listing repositories", self._sql.list_repositories, [])
+        )
 
     def erase_repositories(self, repos: Collection[str]) -> None:
         """Both tables in one transaction, so a repository is erased whole or not at all."""
@@ -415,11 +390,11 @@ class MariadbAdapter(BackendAdapter):
 
     def _row_chunks(self, rows: Sequence[ObjRow]) -> Iterator[list[ObjRow]]:
         """Chunks of at most ``_ROW_CHUNK`` rows whose statement fits ``max_allowed_packet``."""
-        budget = self._packet - _PACKET_MARGIN
+        budget = self._packet - PACKET_MARGIN
         chunk: list[ObjRow] = []
         size = 0
         for row in rows:
-            row_size = 2 * len(row.data) + _ROW_OVERHEAD
+            row_size = 2 * len(row.data) + ROW_OVERHEAD
             if chunk and (len(chunk) >= _ROW_CHUNK or size + row_size > budget):
                 yield chunk
                 chunk, size = [], 0
@@ -446,7 +421,7 @@ def _transaction(conn: Connection[Any]) -> Iterator[Cursor]:
 
 def _check_lengths(backend: str, repo: str, rows: Sequence[ObjRow]) -> None:
     """Refuse what the columns cannot hold (INSERT IGNORE would store it cut short)."""
-    too_long = [what for what, length in (("repository name", len(repo)),) if length > MAX_KEY_LENGTH]
+    too_long = ["repository name"] if len(repo.encode()) > MAX_NAME_BYTES else []
     for row in rows:
         if len(row.obj_id) > MAX_KEY_LENGTH:
             too_long.append("object id")
@@ -454,8 +429,9 @@ def _check_lengths(backend: str, repo: str, rows: Sequence[ObjRow]) -> None:
             too_long.append("object type or version token")
     if too_long:
         raise ValueError(
-            f"{backend}: {', '.join(sorted(set(too_long)))} longer than {MAX_KEY_LENGTH} characters or "
-            "bytes: the tables cannot hold it"
+            f"{backend}: {', '.join(sorted(set(too_long)))} too long for the tables (names hold "
+            f"{MAX_NAME_BYTES} bytes of UTF-8, or 255 characters in Nessie's tables; ids, types and "
+            f"version tokens {MAX_KEY_LENGTH})"
         )
 
 

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
-from backends.mariadb.adapter import ISOLATION, SQL_MODE, MariadbAdapter, capabilities
+from backends.mariadb.adapter import ISOLATION, SQL_MODE, MariadbAdapter
+from backends.mariadb.capabilities import capabilities
 from backends.mariadb.config import MariadbSettings, parse_settings
 from backends.mariadb.errors import ErrorContext, classify
 from backends.postgres.errors import Kind

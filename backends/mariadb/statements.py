@@ -3,8 +3,11 @@ and reads.
 
 lochkit's own layout has three InnoDB tables, as the PostgreSQL backend's: ``<prefix>refs`` and
 ``<prefix>objs`` keyed by (repository, name or id), and ``<prefix>schema`` recording the schema
-version. Names are ``VARCHAR(255)`` in ``utf8mb4_bin``, which compares bytes as Nessie's reference
-order needs (the server's default collations ignore case and trailing spaces).
+version. Repository and reference names are stored as their UTF-8 bytes (``VARBINARY(1024)``): they
+compare byte by byte, as Nessie's reference order needs, trailing spaces included (every text
+collation of MariaDB's ``utf8mb4_bin`` kind pads them away), the same on MariaDB and MySQL, and a
+name of lochkit's longest (1024 bytes) fits in the primary key, which a ``VARCHAR(1024)`` of up to
+4 bytes per character would not.
 
 Nessie's layout (``layout=nessie``) has the two tables of Nessie's JDBC2 backend with the column
 types Nessie uses on MariaDB and MySQL (names ``VARCHAR(255) utf8mb4_bin``, ids ``TINYBLOB``, values
@@ -35,12 +38,12 @@ Statement = tuple[str, list[Any]]
 MAX_KEY_LENGTH: Final = 255
 
 #: Nessie's name type on MariaDB / MySQL. ``utf8mb4_bin`` compares bytes but, like every PAD SPACE
-#: collation, ignores trailing spaces ('a' = 'a ').
+#: collation, ignores trailing spaces ('a' = 'a '); lochkit's own tables use it for types and tokens.
 _NESSIE_NAME = "VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
-#: lochkit's own tables compare names exactly, trailing spaces included: the NO PAD binary collation
-#: (MariaDB's name; MySQL 8's is utf8mb4_0900_bin).
-MARIADB_NAME_COLLATION: Final = "utf8mb4_nopad_bin"
-MYSQL_NAME_COLLATION: Final = "utf8mb4_0900_bin"
+#: lochkit's repository and reference names: UTF-8 bytes.
+_NAME_BYTES = "VARBINARY(1024)"
+#: Longest repository name, in UTF-8 bytes, lochkit's tables hold (Nessie's: 255 characters).
+MAX_NAME_BYTES: Final = 1024
 _ROW_VALUES = "(%s, %s, %s, %s, %s, %s)"
 
 
@@ -48,8 +51,8 @@ def expected_columns(prefix: str) -> dict[str, dict[str, str]]:
     """The columns each of lochkit's tables must have, as information_schema's DATA_TYPE names them."""
     return {
         f"{prefix}refs": {
-            "repo": "varchar",
-            "ref_name": "varchar",
+            "repo": "varbinary",
+            "ref_name": "varbinary",
             "pointer": "varbinary",
             "deleted": "tinyint",
             "created_at": "bigint",
@@ -57,7 +60,7 @@ def expected_columns(prefix: str) -> dict[str, dict[str, str]]:
             "prev_ptr": "longblob",
         },
         f"{prefix}objs": {
-            "repo": "varchar",
+            "repo": "varbinary",
             "obj_id": "varbinary",
             "obj_type": "varchar",
             "obj_vers": "varchar",
@@ -71,12 +74,7 @@ def expected_columns(prefix: str) -> dict[str, dict[str, str]]:
 class Statements:
     """Every statement the adapter runs, for one table prefix and layout."""
 
-    def __init__(
-        self,
-        prefix: str,
-        layout: StorageLayout = LOCHKIT_LAYOUT,
-        name_collation: str = MARIADB_NAME_COLLATION,
-    ) -> None:
+    def __init__(self, prefix: str, layout: StorageLayout = LOCHKIT_LAYOUT) -> None:
         self.prefix = prefix
         self.nessie = layout is NESSIE_LAYOUT
         refs, objs = (NESSIE_REFS, NESSIE_OBJS) if self.nessie else (f"{prefix}refs", f"{prefix}objs")
@@ -88,9 +86,7 @@ class Statements:
         else:
             self.schema = schema = f"{prefix}schema"
             self.table_names = (refs, objs, schema)
-            self.create = _lochkit_tables(
-                refs, objs, schema, f"VARCHAR(255) CHARACTER SET utf8mb4 COLLATE {name_collation}"
-            )
+            self.create = _lochkit_tables(refs, objs, schema)
             self.read_version = f"SELECT version, written_by FROM {schema} WHERE component = %s"
             self.write_version = (
                 f"INSERT IGNORE INTO {schema} (component, version, written_by) VALUES (%s, %s, %s)"
@@ -180,7 +176,7 @@ class Statements:
         ``BIT(1)`` flag (bytes) as a bool."""
         name, pointer, deleted, created_at, ext_info, history = row
         return RefRow(
-            name,
+            text(name),
             bytes(pointer),
             _flag(deleted),
             created_at or 0,
@@ -228,6 +224,11 @@ class Statements:
         return head, params
 
 
+def text(value: Any) -> str:
+    """A name as read: lochkit's tables hold UTF-8 bytes, Nessie's text."""
+    return bytes(value).decode() if isinstance(value, bytes | bytearray) else str(value)
+
+
 def _flag(value: Any) -> bool:
     """BOOLEAN reads as an int, Nessie's BIT(1) as one byte."""
     if isinstance(value, bytes | bytearray):
@@ -246,18 +247,18 @@ def _row_params(repo: str, rows: Sequence[ObjRow]) -> list[Any]:
     return params
 
 
-def _lochkit_tables(refs: str, objs: str, schema: str, name: str) -> dict[str, str]:
+def _lochkit_tables(refs: str, objs: str, schema: str) -> dict[str, str]:
     return {
         refs: f"""CREATE TABLE IF NOT EXISTS {refs} (
-            repo {name} NOT NULL, ref_name {name} NOT NULL, pointer VARBINARY(255) NOT NULL,
+            repo {_NAME_BYTES} NOT NULL, ref_name {_NAME_BYTES} NOT NULL, pointer VARBINARY(255) NOT NULL,
             deleted BOOLEAN NOT NULL, created_at BIGINT NOT NULL, ext_info VARBINARY(255),
             prev_ptr LONGBLOB NOT NULL, PRIMARY KEY (repo, ref_name)) ENGINE=InnoDB""",
         objs: f"""CREATE TABLE IF NOT EXISTS {objs} (
-            repo {name} NOT NULL, obj_id VARBINARY(255) NOT NULL, obj_type {name} NOT NULL,
-            obj_vers {name}, obj_value LONGBLOB NOT NULL, obj_ref BIGINT NOT NULL,
+            repo {_NAME_BYTES} NOT NULL, obj_id VARBINARY(255) NOT NULL, obj_type {_NESSIE_NAME} NOT NULL,
+            obj_vers {_NESSIE_NAME}, obj_value LONGBLOB NOT NULL, obj_ref BIGINT NOT NULL,
             PRIMARY KEY (repo, obj_id)) ENGINE=InnoDB""",
         schema: f"""CREATE TABLE IF NOT EXISTS {schema} (
-            component {name} PRIMARY KEY, version BIGINT NOT NULL, written_by {name} NOT NULL)
+            component {_NESSIE_NAME} PRIMARY KEY, version BIGINT NOT NULL, written_by {_NESSIE_NAME} NOT NULL)
             ENGINE=InnoDB""",
     }
 

@@ -14,7 +14,8 @@ import pymysql
 import pytest
 
 from backends.mariadb import MariadbBackendFactory
-from backends.mariadb.adapter import MariadbAdapter, object_size_limit
+from backends.mariadb.adapter import MariadbAdapter
+from backends.mariadb.capabilities import object_size_limit
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.errors import BackendConfigError, BackendPermissionDenied, BackendStoreMissing
 from provisioning.servers.mariadb import MariadbProvisioned
