@@ -79,7 +79,7 @@ def server_binaries() -> tuple[Path, Path] | None:
 def _binaries_version(server: Path) -> str:
     out = subprocess.run([str(server), "--version"], capture_output=True, text=True, timeout=30)
     match = re.search(r"Ver (\S+)", out.stdout)
-    return f"MariaDB {match.group(1)}" if match else f"mariadbd at {server}"
+    return f"MariaDB {match.group(1).replace('-MariaDB', '')}" if match else f"mariadbd at {server}"
 
 
 # --- the local server ---------------------------------------------------------------------------
@@ -314,7 +314,8 @@ class MariadbProvisioner(ServerProvisioner):
             backend,
             _url(USER, password, "127.0.0.1", port, DATABASE),
             "local-process",
-            server=f"MariaDB {version}, local process from {server}, {_settings_text(durability)}",
+            server=f"MariaDB {version.replace('-MariaDB', '')}, local process from {server}, "
+            f"{_settings_text(durability)}",
             stop=stop,
             admin_url=admin_url,
             control=RestartableServer(
