@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from backends.postgres.config import safe_address, scrub
+from backends.postgres.config import OptionValues, safe_address, scrub
 from persist_spi import hints
 from persist_spi.errors import BackendConfigError
 from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout, parse_layout
@@ -114,21 +114,8 @@ def parse_settings(
             "lochkit's options are " + "; ".join(f"{k}: {v}" for k, v in OPTIONS.items()),
         )
 
-    def bad(name: str, why: str) -> BackendConfigError:
-        return BackendConfigError(
-            backend, address, f"option {name}={given[name]!r} is invalid: {why}", f"{name}: {OPTIONS[name]}"
-        )
-
-    def number(name: str, default: float, low: float, high: float, kind: type = int) -> Any:
-        if name not in given:
-            return default
-        try:
-            value = kind(given[name])
-        except ValueError:
-            raise bad(name, f"not a{'n integer' if kind is int else ' number'}") from None
-        if not low <= value <= high:
-            raise bad(name, f"must be between {low:g} and {high:g}")
-        return value
+    reader = OptionValues(backend, address, given, OPTIONS)
+    bad, number = reader.bad, reader.number
 
     prefix = given.get("table_prefix", DEFAULT_TABLE_PREFIX)
     if not _PREFIX_PATTERN.fullmatch(prefix):

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from backends.postgres.statements import ref_condition, stored_ref
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout
 
@@ -190,38 +191,10 @@ class Statements:
         return ObjRow(bytes(obj_id), obj_type, token, bytes(data), referenced or 0)
 
     def _stored(self, row: RefRow) -> list[Any]:
-        """``row``'s column values in RefRow's order; Nessie's layout writes NULL for 0 and empty."""
-        if not self.nessie:
-            return list(row)
-        return [
-            row.name,
-            row.pointer,
-            row.deleted,
-            row.created_at_micros or None,
-            row.extended_info,
-            row.previous_pointers or None,
-        ]
+        return stored_ref(row, nessie=self.nessie)
 
     def _ref_condition(self, repo: str, expected: RefRow) -> tuple[str, list[Any]]:
-        """The WHERE clause and parameters that identify a reference in its expected state. lochkit's
-        nullable ``ext_info`` compares with the NULL-safe ``<=>``; Nessie's layout asks ``IS NULL``
-        for an unset ``created_at`` or ``ext_info``, as Nessie's statements do."""
-        head = "repo = %s AND ref_name = %s AND pointer = %s AND deleted = %s"
-        params: list[Any] = [repo, expected.name, expected.pointer, expected.deleted]
-        if not self.nessie:
-            condition = f"{head} AND created_at = %s AND ext_info <=> %s"
-            return condition, [*params, expected.created_at_micros, expected.extended_info]
-        if expected.created_at_micros:
-            head += " AND created_at = %s"
-            params.append(expected.created_at_micros)
-        else:
-            head += " AND created_at IS NULL"
-        if expected.extended_info is not None:
-            head += " AND ext_info = %s"
-            params.append(expected.extended_info)
-        else:
-            head += " AND ext_info IS NULL"
-        return head, params
+        return ref_condition(repo, expected, nessie=self.nessie, null_safe_equal="<=>")
 
 
 def text(value: Any) -> str:

@@ -31,10 +31,10 @@ from provisioning.servers.process import (
     RestartableServer,
     apt_install,
     as_account,
-    free_port,
     private_dir,
     run_checked,
     server_account,
+    start_on_free_port,
 )
 from provisioning.servers.versions import IMAGES
 
@@ -172,30 +172,18 @@ def _start(
     durability: dict[str, str],
 ) -> tuple[LocalServer, int, str]:
     """Starts the server on a free port; returns it with its port and version."""
-    for attempt in range(1, _START_ATTEMPTS + 1):
-        port = free_port()
-        process = LocalServer(
+    return start_on_free_port(
+        lambda port: LocalServer(
             "mariadb",
             _server_command(server, base, socket_dir, port, durability),
             log_path=log,
             user=None if account is None else account.pw_name,
-        )
-        admin_url = _url(ADMIN, admin_password, "127.0.0.1", port, "")
-        seen: dict[str, str] = {}
-
-        def ready(url: str = admin_url, seen: dict[str, str] = seen) -> bool:
-            seen["version"] = server_version(url)
-            return True
-
-        try:
-            process.wait_until(ready, START_TIMEOUT, f"accepting connections on 127.0.0.1:{port}")
-        except ProvisioningFailed:
-            process.stop()
-            if attempt < _START_ATTEMPTS and "Address already in use" in process.log_tail(20):
-                continue
-            raise
-        return process, port, seen["version"]
-    raise AssertionError("unreachable")
+        ),
+        lambda port: server_version(_url(ADMIN, admin_password, "127.0.0.1", port, "")),
+        START_TIMEOUT,
+        "Address already in use",
+        _START_ATTEMPTS,
+    )
 
 
 def _settings_text(durability: dict[str, str]) -> str:

@@ -29,10 +29,10 @@ from provisioning.servers.process import (
     RestartableServer,
     apt_install,
     as_account,
-    free_port,
     private_dir,
     run_checked,
     server_account,
+    start_on_free_port,
 )
 from provisioning.servers.versions import IMAGES
 
@@ -192,30 +192,18 @@ def _start(
     durability: dict[str, str] = SPEED_SETTINGS,
 ) -> tuple[LocalServer, int, str]:
     """Starts the server on a free port; returns it with its port and version."""
-    for attempt in range(1, _START_ATTEMPTS + 1):
-        port = free_port()
-        server = LocalServer(
+    return start_on_free_port(
+        lambda port: LocalServer(
             "postgres",
             _server_command(bindir, data, port, durability),
             log_path=log,
             user=None if account is None else account.pw_name,
-        )
-        admin_url = _url("postgres", superuser_password, port, "postgres")
-        seen: dict[str, str] = {}
-
-        def ready(url: str = admin_url, seen: dict[str, str] = seen) -> bool:
-            seen["version"] = _server_version(url)
-            return True
-
-        try:
-            server.wait_until(ready, START_TIMEOUT, f"accepting connections on 127.0.0.1:{port}")
-        except ProvisioningFailed:
-            server.stop()
-            if attempt < _START_ATTEMPTS and "could not bind" in server.log_tail(10):
-                continue
-            raise
-        return server, port, seen["version"]
-    raise AssertionError("unreachable")
+        ),
+        lambda port: _server_version(_url("postgres", superuser_password, port, "postgres")),
+        START_TIMEOUT,
+        "could not bind",
+        _START_ATTEMPTS,
+    )
 
 
 def _fast_shutdown(server: LocalServer, data: Path) -> None:

@@ -337,3 +337,33 @@ def apt_install(package: str, no_apt: str) -> None:
     except ProvisioningFailed:
         run_checked(["apt-get", "update", "-q"], "refreshing the apt package lists", env=env)
         run_checked(install, what, env=env)
+
+
+def start_on_free_port(
+    spawn: Callable[[int], LocalServer],
+    version_at: Callable[[int], str],
+    timeout: float,
+    bind_error: str,
+    attempts: int = 3,
+) -> tuple[LocalServer, int, str]:
+    """Start a server on a free port (``spawn(port)``) and wait until ``version_at(port)`` answers;
+    returns the server, its port and that version. A free port can be taken by another process
+    before the server binds it: when the log says ``bind_error``, it tries another port."""
+    for attempt in range(1, attempts + 1):
+        port = free_port()
+        server = spawn(port)
+        seen: dict[str, str] = {}
+
+        def ready(port: int = port, seen: dict[str, str] = seen) -> bool:
+            seen["version"] = version_at(port)
+            return True
+
+        try:
+            server.wait_until(ready, timeout, f"accepting connections on 127.0.0.1:{port}")
+        except ProvisioningFailed:
+            server.stop()
+            if attempt < attempts and bind_error in server.log_tail(20):
+                continue
+            raise
+        return server, port, seen["version"]
+    raise AssertionError("unreachable")
