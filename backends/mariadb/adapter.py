@@ -135,6 +135,8 @@ class MariadbAdapter(BackendAdapter):
                 raise
             except pymysql.MySQLError as e:
                 kind = classify(e)
+                if kind is Kind.CONNECTION:
+                    self._pool.discard_idle()
                 if kind is Kind.CONFLICT and (delay := next(delays, None)) is not None:
                     time.sleep(delay)  # the server rolled it back: running it again is safe
                     continue

@@ -84,6 +84,14 @@ class ConnectionPool(Generic[C]):
             raise
         self._put(conn)
 
+    def discard_idle(self) -> None:
+        """Close every idle connection: after one was found broken (a server restart, a network
+        fault), the others most likely are too, and the next statement should not meet them."""
+        with self._changed:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            self._discard(conn)
+
     def close(self) -> None:
         with self._changed:
             self._closed = True

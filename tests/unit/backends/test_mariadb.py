@@ -142,3 +142,24 @@ def test_schema_verdicts() -> None:
     assert judge(nessie, found, RULES).missing == (NESSIE_OBJS,)
     wrong = Found(columns, None, {NESSIE_REFS: ("repo",)})
     assert "primary key" in (judge(nessie, wrong, RULES).problem or "")
+
+
+def test_a_broken_connection_discards_the_idle_ones() -> None:
+    """After a server restart every pooled connection is dead: a read retried once must not meet
+    another dead one."""
+    from backends.mariadb.pool import ConnectionPool
+
+    made: list[int] = []
+    closed: list[int] = []
+
+    def connect() -> int:
+        made.append(len(made))
+        return made[-1]
+
+    pool: ConnectionPool[int] = ConnectionPool(connect, closed.append, size=3, timeout=1)
+    with pool.borrowed(), pool.borrowed(), pool.borrowed():
+        pass
+    pool.discard_idle()
+    assert sorted(closed) == [0, 1, 2]
+    with pool.borrowed() as conn:
+        assert conn == 3  # a new connection, not a discarded one
