@@ -36,7 +36,7 @@ from persist_spi.adapter import Capabilities
 from persist_spi.registry import backend_factory
 
 #: The backends ``lochkit serve`` is predicted over (the ones with a server or embedded store here).
-SERVED: Final = ("inmemory", "rocksdb", "postgres", "mongodb", "cassandra", "dynamodb")
+SERVED: Final = ("inmemory", "rocksdb", "postgres", "mariadb", "mongodb", "cassandra", "dynamodb")
 TARGETS: Final = (*(serve_name(b) for b in SERVED), NESSIE)
 #: What collecting the version-store suites for every target takes.
 COLLECT_ARGS: Final = ("-k", "versionstore", "--backend", ",".join(TARGETS))

@@ -13,6 +13,8 @@ CALL_BOUNDS: Final[dict[str, float]] = {
     # connection is shut down by the adapter's watchdog)
     "postgres": 45.0,
     "cockroachdb": 45.0,
+    # connect_timeout 10 s, pool_timeout 30 s, request_timeout 30 s (the socket's read timeout)
+    "mariadb": 45.0,
     # serverSelectionTimeoutMS 3 s, connectTimeoutMS 3 s, socketTimeoutMS 30 s
     "mongodb": 40.0,
     # request timeout 12 s; a call may first (re)prepare its statement (another 12 s)

@@ -69,6 +69,37 @@ class PgSettings:
         return scrub(text, self.secrets)
 
 
+@dataclass(frozen=True)
+class OptionValues:
+    """A backend's options as given (URL query and mapping), read with clear errors."""
+
+    backend: str
+    address: str
+    given: Mapping[str, str]
+    #: option -> its help text, shown with an invalid value.
+    help: Mapping[str, str]
+
+    def bad(self, name: str, why: str) -> BackendConfigError:
+        return BackendConfigError(
+            self.backend,
+            self.address,
+            f"option {name}={self.given[name]!r} is invalid: {why}",
+            f"{name}: {self.help[name]}",
+        )
+
+    def number(self, name: str, default: float, low: float, high: float, kind: type = int) -> Any:
+        """The option as a number within [low, high], or ``default`` when not given."""
+        if name not in self.given:
+            return default
+        try:
+            value = kind(self.given[name])
+        except ValueError:
+            raise self.bad(name, f"not a{'n integer' if kind is int else ' number'}") from None
+        if not low <= value <= high:
+            raise self.bad(name, f"must be between {low:g} and {high:g}")
+        return value
+
+
 def scrub(text: str, secrets: tuple[str, ...]) -> str:
     for secret in sorted(secrets, key=len, reverse=True):
         if secret:
@@ -208,21 +239,8 @@ def _with_options(
     dialect: str,
     secrets: tuple[str, ...],
 ) -> PgSettings:
-    def bad(name: str, why: str) -> BackendConfigError:
-        return BackendConfigError(
-            backend, address, f"option {name}={ours[name]!r} is invalid: {why}", f"{name}: {OPTIONS[name]}"
-        )
-
-    def number(name: str, default: float, low: float, high: float, kind: type = int) -> Any:
-        if name not in ours:
-            return default
-        try:
-            value = kind(ours[name])
-        except ValueError:
-            raise bad(name, f"not a{'n integer' if kind is int else ' number'}") from None
-        if not low <= value <= high:
-            raise bad(name, f"must be between {low:g} and {high:g}")
-        return value
+    reader = OptionValues(backend, address, ours, OPTIONS)
+    bad, number = reader.bad, reader.number
 
     prefix = ours.get("table_prefix", DEFAULT_TABLE_PREFIX)
     if not _PREFIX_PATTERN.fullmatch(prefix):

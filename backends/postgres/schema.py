@@ -13,10 +13,10 @@ again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from backends.postgres.statements import (
     NESSIE_OBJS,
@@ -46,6 +46,29 @@ NESSIE_REQUIRED: dict[str, tuple[str, ...]] = {
     NESSIE_REFS: ("repo", "ref_name", "pointer", "deleted", "created_at", "ext_info", "prev_ptr"),
     NESSIE_OBJS: ("repo", "obj_id", "obj_type", "obj_vers", "obj_value", "obj_ref"),
 }
+
+
+class Tables(Protocol):
+    """What judging needs of a backend's statements: the layout and the table names."""
+
+    nessie: bool
+    prefix: str
+    refs: str
+    objs: str
+    schema: str | None
+    table_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What a SQL database's tables must look like: lochkit's columns by table prefix, and the kind
+    of type Nessie's JDBC driver reports for a column type (Nessie compares its primary keys' kinds)."""
+
+    expected_columns: Callable[[str], Mapping[str, Mapping[str, str]]]
+    jdbc_kind: Callable[[str], str]
+    nessie_primary_keys: Mapping[str, Mapping[str, str]]
+    #: How the kinds are named here, for the message when a key does not match.
+    kinds_explained: str
 
 
 @dataclass(frozen=True)
@@ -89,11 +112,12 @@ def inspect(conn: Connection[Any], statements: Statements) -> Found:
     return Found(columns, recorded)
 
 
-def judge(statements: Statements, found: Found) -> Verdict:
-    """Compare what exists with what this lochkit needs."""
+def judge(statements: Tables, found: Found, rules: Rules | None = None) -> Verdict:
+    """Compare what exists with what this lochkit needs (PostgreSQL's rules unless others are given)."""
+    rules = rules or POSTGRES_RULES
     if statements.nessie:
-        return _judge_nessie(statements, found)
-    expected = expected_columns(statements.prefix)
+        return _judge_nessie(found, rules)
+    expected = rules.expected_columns(statements.prefix)
     for table, columns in found.columns.items():
         if dict(columns) != expected[table]:
             return Verdict(
@@ -119,15 +143,15 @@ def judge(statements: Statements, found: Found) -> Verdict:
     return Verdict(missing, None)
 
 
-def _judge_nessie(statements: Statements, found: Found) -> Verdict:
+def _judge_nessie(found: Found, rules: Rules) -> Verdict:
     for table, columns in found.columns.items():
-        expected_key = NESSIE_PRIMARY_KEYS[table]
-        key = {name: _jdbc_kind(columns.get(name, "")) for name in found.primary_keys.get(table, ())}
+        expected_key = rules.nessie_primary_keys[table]
+        key = {name: rules.jdbc_kind(columns.get(name, "")) for name in found.primary_keys.get(table, ())}
         if key != expected_key:
             return Verdict(
                 (),
                 f"table {table} has the primary key {_describe(key)}, but Nessie's {table} has "
-                f"{_describe(expected_key)} (VARCHAR: text or character varying; BINARY: bytea)",
+                f"{_describe(expected_key)} ({rules.kinds_explained})",
             )
         absent = [name for name in NESSIE_REQUIRED[table] if name not in columns]
         if absent:
@@ -138,7 +162,7 @@ def _judge_nessie(statements: Statements, found: Found) -> Verdict:
                     f"ALTER TABLE {table} ADD COLUMN obj_ref BIGINT"
                 )
             return Verdict((), problem)
-    return Verdict(tuple(t for t in statements.table_names if t not in found.columns), None)
+    return Verdict(tuple(t for t in (NESSIE_REFS, NESSIE_OBJS) if t not in found.columns), None)
 
 
 def _jdbc_kind(format_type: str) -> str:
@@ -149,6 +173,14 @@ def _jdbc_kind(format_type: str) -> str:
     if format_type == "bytea":
         return "BINARY"
     return format_type
+
+
+POSTGRES_RULES = Rules(
+    expected_columns,
+    _jdbc_kind,
+    NESSIE_PRIMARY_KEYS,
+    "VARCHAR: text or character varying; BINARY: bytea",
+)
 
 
 def create(conn: Connection[Any], statements: Statements, missing: tuple[str, ...]) -> bool:
@@ -169,7 +201,7 @@ def create(conn: Connection[Any], statements: Statements, missing: tuple[str, ..
     return True
 
 
-def mismatch_fix(statements: Statements) -> str:
+def mismatch_fix(statements: Tables) -> str:
     tables = statements.table_names
     if statements.nessie:
         return (

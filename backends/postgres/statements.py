@@ -241,39 +241,50 @@ class Statements:
         return ObjRow(obj_id, obj_type, token, data, referenced or 0)
 
     def _stored(self, row: RefRow) -> list[Any]:
-        """``row``'s column values in RefRow's order; Nessie's layout writes NULL for 0 and empty."""
-        if not self.nessie:
-            return list(row)
-        return [
-            row.name,
-            row.pointer,
-            row.deleted,
-            row.created_at_micros or None,
-            row.extended_info,
-            row.previous_pointers or None,
-        ]
+        return stored_ref(row, nessie=self.nessie)
 
     def _ref_condition(self, repo: str, expected: RefRow) -> tuple[str, list[Any]]:
-        """The WHERE clause and parameters that identify a reference in its expected state. lochkit's
-        ``created_at`` is never NULL and its nullable ``ext_info`` compares with IS NOT DISTINCT FROM;
-        Nessie's layout asks ``IS NULL`` for an unset ``created_at`` or ``ext_info``, as Nessie does,
-        so each of its four shapes has a fixed text."""
-        head = "repo = %s AND ref_name = %s AND pointer = %s AND deleted = %s"
-        params: list[Any] = [repo, expected.name, expected.pointer, expected.deleted]
-        if not self.nessie:
-            condition = f"{head} AND created_at = %s AND ext_info IS NOT DISTINCT FROM %s"
-            return condition, [*params, expected.created_at_micros, expected.extended_info]
-        if expected.created_at_micros:
-            head += " AND created_at = %s"
-            params.append(expected.created_at_micros)
-        else:
-            head += " AND created_at IS NULL"
-        if expected.extended_info is not None:
-            head += " AND ext_info = %s"
-            params.append(expected.extended_info)
-        else:
-            head += " AND ext_info IS NULL"
-        return head, params
+        return ref_condition(repo, expected, nessie=self.nessie, null_safe_equal="IS NOT DISTINCT FROM")
+
+
+def stored_ref(row: RefRow, *, nessie: bool) -> list[Any]:
+    """``row``'s column values in RefRow's order; Nessie's layout writes NULL for 0 and empty."""
+    if not nessie:
+        return list(row)
+    return [
+        row.name,
+        row.pointer,
+        row.deleted,
+        row.created_at_micros or None,
+        row.extended_info,
+        row.previous_pointers or None,
+    ]
+
+
+def ref_condition(
+    repo: str, expected: RefRow, *, nessie: bool, null_safe_equal: str
+) -> tuple[str, list[Any]]:
+    """The WHERE clause and parameters that identify a reference in its expected state (any SQL
+    backend's). lochkit's ``created_at`` is never NULL and its nullable ``ext_info`` compares with
+    ``null_safe_equal`` (PostgreSQL's IS NOT DISTINCT FROM, MariaDB's <=>); Nessie's layout asks
+    ``IS NULL`` for an unset ``created_at`` or ``ext_info``, as Nessie does, so each of its four
+    shapes has a fixed text."""
+    head = "repo = %s AND ref_name = %s AND pointer = %s AND deleted = %s"
+    params: list[Any] = [repo, expected.name, expected.pointer, expected.deleted]
+    if not nessie:
+        condition = f"{head} AND created_at = %s AND ext_info {null_safe_equal} %s"
+        return condition, [*params, expected.created_at_micros, expected.extended_info]
+    if expected.created_at_micros:
+        head += " AND created_at = %s"
+        params.append(expected.created_at_micros)
+    else:
+        head += " AND created_at IS NULL"
+    if expected.extended_info is not None:
+        head += " AND ext_info = %s"
+        params.append(expected.extended_info)
+    else:
+        head += " AND ext_info IS NULL"
+    return head, params
 
 
 def _lochkit_tables(refs: str, objs: str, schema: str, name: str) -> dict[str, str]:

@@ -124,7 +124,7 @@ def _started_lines(provisioned: Provisioned, where: Path, show_secrets: bool) ->
     env_file.write_text(f"export {variable}={shlex.quote(url)}\n")
     shown = url if show_secrets else (provisioned.printable_url or redact(url))
     lines = [provisioned.describe(), f"URL: {shown}"]
-    if redact(shown) == shown:  # nothing masked: the URL works as printed
+    if shown == url or shown == provisioned.printable_url:  # nothing masked: it works as printed
         lines.append(f"  lochkit conformance --backend {provisioned.backend} --url {shlex.quote(shown)}")
     lines.append(
         f"  or: . {shlex.quote(str(env_file))}   (sets {variable}, which lochkit conformance, "

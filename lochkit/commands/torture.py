@@ -20,7 +20,7 @@ DESCRIPTION = (
     "crashed. --profile ci is the short fixed-seed version CI runs."
 )
 #: Backends a local campaign can start by itself (the others need --url NAME=URL).
-LOCAL_BACKENDS = ("inmemory", "rocksdb", "postgres", "mongodb", "cassandra", "dynamodb")
+LOCAL_BACKENDS = ("inmemory", "rocksdb", "postgres", "mariadb", "mongodb", "cassandra", "dynamodb")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,6 +11,7 @@ from provisioning.base import ServerProvisioner
 
 _MODULES = (
     "provisioning.servers.postgres",
+    "provisioning.servers.mariadb",
     "provisioning.servers.mongodb",
     "provisioning.servers.cassandra",
     "provisioning.servers.dynamodb",

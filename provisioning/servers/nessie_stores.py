@@ -20,6 +20,7 @@ from provisioning.base import ProvisioningFailed
 #: The Nessie store type that shares each lochkit backend's database.
 STORE_OF_BACKEND: Final = {
     "postgres": "JDBC2",
+    "mariadb": "JDBC2",
     "rocksdb": "ROCKSDB",
     "cassandra": "CASSANDRA2",
     "dynamodb": "DYNAMODB2",
@@ -85,6 +86,23 @@ def _postgres(url: str) -> Props:
     return props, secrets
 
 
+def _mariadb(url: str) -> Props:
+    parts = urlsplit(url)
+    if parts.scheme not in ("mariadb", "mysql"):
+        raise ProvisioningFailed(f"nessie: JDBC2 on MariaDB needs a mariadb:// URL, not {parts.scheme}://")
+    host = parts.hostname or "localhost"
+    database = parts.path.lstrip("/")
+    props = {
+        # Nessie's named MariaDB data source (its "mysql" one uses the same driver).
+        "nessie.version.store.persist.jdbc.datasource": "mariadb",
+        "quarkus.datasource.mariadb.jdbc.url": f"jdbc:mariadb://{host}:{parts.port or 3306}/{database}",
+    }
+    if parts.username:
+        props["quarkus.datasource.mariadb.username"] = unquote(parts.username)
+    secrets = {"quarkus.datasource.mariadb.password": unquote(parts.password)} if parts.password else {}
+    return props, secrets
+
+
 def _rocksdb(url: str) -> Props:
     path = url.removeprefix("rocksdb://").partition("?")[0] if url.startswith("rocksdb://") else url
     if not Path(path).is_absolute():
@@ -141,6 +159,7 @@ def _mongodb(url: str) -> Props:
 
 _PROPERTIES: Final[Mapping[str, Callable[[str], Props]]] = {
     "postgres": _postgres,
+    "mariadb": _mariadb,
     "rocksdb": _rocksdb,
     "cassandra": _cassandra,
     "dynamodb": _dynamodb,

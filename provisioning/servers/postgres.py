@@ -17,7 +17,6 @@ import secrets
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,16 @@ from pathlib import Path
 from persist_spi import hints
 from provisioning.base import LocalServerStatus, Provisioned, ProvisioningFailed, ServerProvisioner
 from provisioning.servers import requirements
-from provisioning.servers.process import LocalServer, RestartableServer, free_port, run_checked
+from provisioning.servers.process import (
+    LocalServer,
+    RestartableServer,
+    apt_install,
+    as_account,
+    private_dir,
+    run_checked,
+    server_account,
+    start_on_free_port,
+)
 from provisioning.servers.versions import IMAGES
 
 POSTGRES_URL = "postgresql://USER:PASSWORD@HOST:5432/DATABASE"
@@ -89,20 +97,12 @@ def _binaries_version(bindir: Path) -> str:
 
 
 def _install_with_apt() -> None:
-    """``apt-get install postgresql``; refreshes the package lists once if the first try fails."""
-    if shutil.which("apt-get") is None:
-        raise ProvisioningFailed(
-            "postgres: the PostgreSQL server binaries are missing and this system has no apt-get; "
-            "install PostgreSQL with your package manager and set LOCHKIT_POSTGRES_BINDIR to the "
-            f"directory holding initdb, or {hints.pass_url('postgres', POSTGRES_URL)}"
-        )
-    env = {"DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-q", "postgresql"]
-    try:
-        run_checked(install, "installing Debian's postgresql package", env=env)
-    except ProvisioningFailed:
-        run_checked(["apt-get", "update", "-q"], "refreshing the apt package lists", env=env)
-        run_checked(install, "installing Debian's postgresql package", env=env)
+    apt_install(
+        "postgresql",
+        "postgres: the PostgreSQL server binaries are missing and this system has no apt-get; "
+        "install PostgreSQL with your package manager and set LOCHKIT_POSTGRES_BINDIR to the "
+        f"directory holding initdb, or {hints.pass_url('postgres', POSTGRES_URL)}",
+    )
 
 
 # --- the local cluster --------------------------------------------------------------------------
@@ -110,54 +110,12 @@ def _install_with_apt() -> None:
 
 def _server_account() -> pwd.struct_passwd | None:
     """The account to run the server as: ``postgres`` when we are root, else ourselves (None)."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        return pwd.getpwnam(SERVER_ACCOUNT)
-    except KeyError:
-        raise ProvisioningFailed(
-            f"postgres: PostgreSQL refuses to run as root and there is no '{SERVER_ACCOUNT}' account "
-            "to run it as; installing Debian's postgresql package creates it (apt-get install -y "
-            "postgresql), or run the tests as an ordinary user"
-        ) from None
-
-
-def _as_account(account: pwd.struct_passwd | None, cmd: list[str]) -> list[str]:
-    return cmd if account is None else ["runuser", "-u", account.pw_name, "--", *cmd]
-
-
-def _private_dir(workdir: Path, account: pwd.struct_passwd | None) -> tuple[Path, Path]:
-    """A directory the server account owns, and what to delete when the server stops. Its parents
-    must be traversable by that account: the run's work directory is made so (it is ours, 0700 from
-    mkdtemp); if an ancestor still blocks the way, a fresh directory in the temp dir is used."""
-    base = _owned_subdir(workdir, account)
-    if base is not None:
-        return base, base
-    fallback = Path(tempfile.mkdtemp(prefix="lochkit-pgserver-"))
-    base = _owned_subdir(fallback, account)
-    if base is not None:
-        return base, fallback
-    shutil.rmtree(fallback, ignore_errors=True)
-    raise ProvisioningFailed(
-        f"postgres: the '{SERVER_ACCOUNT}' account cannot reach {workdir} or a new directory in "
-        f"{tempfile.gettempdir()}; make the parent directories traversable (chmod o+x) or set TMPDIR"
+    return server_account(
+        SERVER_ACCOUNT,
+        f"postgres: PostgreSQL refuses to run as root and there is no '{SERVER_ACCOUNT}' account "
+        "to run it as; installing Debian's postgresql package creates it (apt-get install -y "
+        "postgresql), or run the tests as an ordinary user",
     )
-
-
-def _owned_subdir(parent: Path, account: pwd.struct_passwd | None) -> Path | None:
-    """``parent/postgres``, owned by ``account`` and writable by it; None if it cannot be reached."""
-    base = parent / "postgres"
-    base.mkdir(parents=True, exist_ok=True)
-    if account is None:
-        return base
-    parent.chmod(parent.stat().st_mode | 0o011)  # traversable, not listable
-    os.chown(base, account.pw_uid, account.pw_gid)
-    base.chmod(0o700)
-    probe = subprocess.run(_as_account(account, ["test", "-w", str(base)]), capture_output=True)
-    if probe.returncode == 0:
-        return base
-    shutil.rmtree(base, ignore_errors=True)
-    return None
 
 
 def _initdb(bindir: Path, data: Path, superuser_password: str, account: pwd.struct_passwd | None) -> None:
@@ -181,7 +139,7 @@ def _initdb(bindir: Path, data: Path, superuser_password: str, account: pwd.stru
             "--no-sync",  # the cluster is thrown away after the run
             "--no-instructions",
         ]
-        run_checked(_as_account(account, cmd), "initdb of the test cluster", timeout=120)
+        run_checked(as_account(account, cmd), "initdb of the test cluster", timeout=120)
     finally:
         pwfile.unlink(missing_ok=True)
 
@@ -234,30 +192,18 @@ def _start(
     durability: dict[str, str] = SPEED_SETTINGS,
 ) -> tuple[LocalServer, int, str]:
     """Starts the server on a free port; returns it with its port and version."""
-    for attempt in range(1, _START_ATTEMPTS + 1):
-        port = free_port()
-        server = LocalServer(
+    return start_on_free_port(
+        lambda port: LocalServer(
             "postgres",
             _server_command(bindir, data, port, durability),
             log_path=log,
             user=None if account is None else account.pw_name,
-        )
-        admin_url = _url("postgres", superuser_password, port, "postgres")
-        seen: dict[str, str] = {}
-
-        def ready(url: str = admin_url, seen: dict[str, str] = seen) -> bool:
-            seen["version"] = _server_version(url)
-            return True
-
-        try:
-            server.wait_until(ready, START_TIMEOUT, f"accepting connections on 127.0.0.1:{port}")
-        except ProvisioningFailed:
-            server.stop()
-            if attempt < _START_ATTEMPTS and "could not bind" in server.log_tail(10):
-                continue
-            raise
-        return server, port, seen["version"]
-    raise AssertionError("unreachable")
+        ),
+        lambda port: _server_version(_url("postgres", superuser_password, port, "postgres")),
+        START_TIMEOUT,
+        "could not bind",
+        _START_ATTEMPTS,
+    )
 
 
 def _fast_shutdown(server: LocalServer, data: Path) -> None:
@@ -421,7 +367,7 @@ class PostgresProvisioner(ServerProvisioner):
         bindir = server_bindir()
         assert bindir is not None  # install() raised otherwise
         account = _server_account()
-        base, removable = _private_dir(workdir, account)
+        base, removable = private_dir(workdir, account, "postgres")
         try:
             server, data, admin_url, url, version = _launch(
                 bindir, base, workdir / "postgres.log", account, durability

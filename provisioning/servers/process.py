@@ -7,9 +7,12 @@ import atexit
 import collections
 import contextlib
 import os
+import pwd
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -265,3 +268,102 @@ def _stop_leftovers() -> None:
     for server in list(_RUNNING):
         with contextlib.suppress(Exception):
             server.stop(grace=10)
+
+
+# --- servers that refuse to run as root (PostgreSQL, MariaDB) ------------------------------------
+
+
+def server_account(name: str, missing: str) -> pwd.struct_passwd | None:
+    """The account to run a server as: ``name`` when we are root, else ourselves (None).
+    ``missing`` is the error message when we are root and the account does not exist."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        raise ProvisioningFailed(missing) from None
+
+
+def as_account(account: pwd.struct_passwd | None, cmd: list[str]) -> list[str]:
+    return cmd if account is None else ["runuser", "-u", account.pw_name, "--", *cmd]
+
+
+def private_dir(workdir: Path, account: pwd.struct_passwd | None, name: str) -> tuple[Path, Path]:
+    """``workdir/name``, a directory the server account owns, and what to delete when the server
+    stops. Its parents must be traversable by that account: the run's work directory is made so
+    (it is ours, 0700 from mkdtemp); if an ancestor still blocks the way, a fresh directory in the
+    temp dir is used."""
+    base = _owned_subdir(workdir, account, name)
+    if base is not None:
+        return base, base
+    fallback = Path(tempfile.mkdtemp(prefix=f"lochkit-{name}-"))
+    base = _owned_subdir(fallback, account, name)
+    if base is not None:
+        return base, fallback
+    shutil.rmtree(fallback, ignore_errors=True)
+    who = account.pw_name if account is not None else "current"
+    raise ProvisioningFailed(
+        f"{name}: the '{who}' account cannot reach {workdir} or a new directory in "
+        f"{tempfile.gettempdir()}; make the parent directories traversable (chmod o+x) or set TMPDIR"
+    )
+
+
+def _owned_subdir(parent: Path, account: pwd.struct_passwd | None, name: str) -> Path | None:
+    """``parent/name``, owned by ``account`` and writable by it; None if it cannot be reached."""
+    base = parent / name
+    base.mkdir(parents=True, exist_ok=True)
+    if account is None:
+        return base
+    parent.chmod(parent.stat().st_mode | 0o011)  # traversable, not listable
+    os.chown(base, account.pw_uid, account.pw_gid)
+    base.chmod(0o700)
+    probe = subprocess.run(as_account(account, ["test", "-w", str(base)]), capture_output=True)
+    if probe.returncode == 0:
+        return base
+    shutil.rmtree(base, ignore_errors=True)
+    return None
+
+
+def apt_install(package: str, no_apt: str) -> None:
+    """``apt-get install PACKAGE`` (Debian's server packages); refreshes the package lists once if
+    the first try fails. ``no_apt`` is the error message on a system without apt-get."""
+    if shutil.which("apt-get") is None:
+        raise ProvisioningFailed(no_apt)
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-q", package]
+    what = f"installing Debian's {package} package"
+    try:
+        run_checked(install, what, env=env)
+    except ProvisioningFailed:
+        run_checked(["apt-get", "update", "-q"], "refreshing the apt package lists", env=env)
+        run_checked(install, what, env=env)
+
+
+def start_on_free_port(
+    spawn: Callable[[int], LocalServer],
+    version_at: Callable[[int], str],
+    timeout: float,
+    bind_error: str,
+    attempts: int = 3,
+) -> tuple[LocalServer, int, str]:
+    """Start a server on a free port (``spawn(port)``) and wait until ``version_at(port)`` answers;
+    returns the server, its port and that version. A free port can be taken by another process
+    before the server binds it: when the log says ``bind_error``, it tries another port."""
+    for attempt in range(1, attempts + 1):
+        port = free_port()
+        server = spawn(port)
+        seen: dict[str, str] = {}
+
+        def ready(port: int = port, seen: dict[str, str] = seen) -> bool:
+            seen["version"] = version_at(port)
+            return True
+
+        try:
+            server.wait_until(ready, timeout, f"accepting connections on 127.0.0.1:{port}")
+        except ProvisioningFailed:
+            server.stop()
+            if attempt < attempts and bind_error in server.log_tail(20):
+                continue
+            raise
+        return server, port, seen["version"]
+    raise AssertionError("unreachable")

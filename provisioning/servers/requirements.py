@@ -72,9 +72,12 @@ def maven_jars_status(backend: str, server: str, dest: Path) -> LocalServerStatu
     return LocalServerStatus(backend, None, (java(17), maven()))
 
 
-def apt_as_root() -> Requirement:
-    what = "root and apt-get (to install Debian's postgresql package)"
-    how = "run as root on Debian/Ubuntu, or install PostgreSQL yourself and set LOCHKIT_POSTGRES_BINDIR"
+def apt_as_root(
+    package: str = "postgresql",
+    otherwise: str = "install PostgreSQL yourself and set LOCHKIT_POSTGRES_BINDIR",
+) -> Requirement:
+    what = f"root and apt-get (to install Debian's {package} package)"
+    how = f"run as root on Debian/Ubuntu, or {otherwise}"
     if shutil.which("apt-get") is None:
         return Requirement(what, None, how)
     if os.geteuid() != 0:

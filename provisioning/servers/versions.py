@@ -13,6 +13,7 @@ NESSIE_VERSION: Final = "0.99.0"
 IMAGES: Final[dict[str, str]] = {
     "postgres": "postgres:17.6",
     "cockroachdb": "cockroachdb/cockroach:v25.2.4",
+    "mariadb": "mariadb:10.11.14",
     "mongodb": "mongo:8.0.13",
     "cassandra": "cassandra:5.0.9",
     "scylladb": "scylladb/scylla:6.2.3",
@@ -23,6 +24,7 @@ IMAGES: Final[dict[str, str]] = {
 #: What the local-process launchers install from the package registries this project reaches.
 LOCAL: Final[dict[str, str]] = {
     "postgres": "Debian package postgresql (15.x on Debian 12)",
+    "mariadb": "Debian package mariadb-server (10.11.x on Debian 12)",
     "cassandra": "org.apache.cassandra:cassandra-all:5.0.9",
     "dynamodb": "com.amazonaws:DynamoDBLocal:2.6.1",
     "mongodb": "github.com/FerretDB/FerretDB/cmd/ferretdb@v1.24.2",

@@ -289,7 +289,7 @@ def _store_config_seeds() -> list[bytes]:
 
 #: Planted in every fuzzed URL: no error message may show it.
 SECRET: Final = "pl4nted-S3cret"
-_URL_SCHEMES: Final = ("postgresql", "cockroachdb", "mongodb", "cassandra", "scylladb", "dynamodb")
+_URL_SCHEMES: Final = ("postgresql", "cockroachdb", "mongodb", "cassandra", "scylladb", "dynamodb", "mariadb")
 
 
 def decode_backend_url(data: bytes) -> None:
@@ -319,6 +319,10 @@ def _parse_url(scheme: str, url: str) -> object:
         from backends.cassandra.config import parse_url as cql
 
         return cql(scheme, url)
+    if scheme == "mariadb":
+        from backends.mariadb.config import parse_settings as maria
+
+        return maria("mariadb", url)
     from backends.dynamodb.config import parse_url as dynamo
 
     return dynamo(url)
@@ -332,6 +336,7 @@ def _url_seeds() -> list[bytes]:
         "cassandra": b"127.0.0.1:9042/lochkit?local_dc=dc1&replication=3",
         "scylladb": b"h1,h2:19042/ks?timeout=5",
         "dynamodb": b"127.0.0.1:8000?region=us-west-2&table_prefix=t_",
+        "mariadb": b"127.0.0.1:3306/lochkit?pool_max=3&layout=nessie",
     }
     return [bytes([_URL_SCHEMES.index(scheme)]) + b"\x00" + rest for scheme, rest in rests.items()]
 

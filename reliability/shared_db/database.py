@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from loadgen.nessie_jvm import Address, jdbc_url
 from nessie_client import NessieRestClient
@@ -126,6 +126,29 @@ def fresh_postgres(server_url: str, admin_url: str, workdir: Path, *, precreate:
             for ddl in NESSIE_JDBC2_DDL:
                 conn.execute(ddl)
     return SharedDatabase("postgres", url, workdir)
+
+
+def fresh_mariadb(server_url: str, admin_url: str, workdir: Path) -> SharedDatabase:
+    """A new database on a provisioned MariaDB server, for the server's lochkit user; Nessie
+    creates its tables there (or lochkit does, whichever starts first)."""
+    import pymysql
+
+    parts, admin = urlsplit(server_url), urlsplit(admin_url)
+    name = f"shared_{secrets.token_hex(4)}"
+    conn = pymysql.connect(
+        host=admin.hostname,
+        port=admin.port or 3306,
+        user=unquote(admin.username or ""),
+        password=unquote(admin.password or ""),
+        autocommit=True,
+    )
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute(f"CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+            cursor.execute(f"GRANT ALL PRIVILEGES ON {name}.* TO %s@%s", [parts.username, parts.hostname])
+    finally:
+        conn.close()
+    return SharedDatabase("mariadb", urlunsplit(parts._replace(path=f"/{name}")), workdir)
 
 
 def fresh_rocksdb(workdir: Path) -> SharedDatabase:

@@ -14,11 +14,13 @@ from typing import Final
 from loadgen import nessie_jvm
 from provisioning.base import ProvisioningFailed
 from provisioning.registry import start_local
+from provisioning.servers.mariadb import MariadbProvisioned
 from provisioning.servers.postgres import PostgresProvisioned
 from reliability.shared_db.database import (
     SharedDatabase,
     fresh_cassandra,
     fresh_dynamodb,
+    fresh_mariadb,
     fresh_postgres,
     fresh_rocksdb,
 )
@@ -59,6 +61,18 @@ def run_backend(
                 return fresh_postgres(url, admin, workdir / _slug(variant), precreate=variant == PRECREATED)
 
             return run_all(db_for, classpath, directions, postgres_variants, concurrent_commits)
+
+        if backend == "mariadb":
+            maria = start_local("mariadb", workdir / "mariadb-server")
+            stack.callback(maria.stop)
+            assert isinstance(maria, MariadbProvisioned)
+            assert maria.url is not None
+            maria_url, maria_admin = maria.url, maria.admin_url
+
+            def maria_for(variant: str) -> SharedDatabase:
+                return fresh_mariadb(maria_url, maria_admin, workdir / _slug(variant))
+
+            return run_all(maria_for, classpath, directions, concurrent_commits=concurrent_commits)
 
         if backend == "rocksdb":
 

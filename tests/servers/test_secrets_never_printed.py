@@ -1,7 +1,8 @@
 """No password is ever printed or written: a planted password (as written, percent-encoded and
 plus-encoded) is looked for in everything the commands print and in every file they write, on the
 paths that work and on those that fail (wrong password, server down, unreachable servers of every
-backend). The PostgreSQL server is a real local one whose lochkit role gets the planted password."""
+backend). The PostgreSQL and MariaDB servers are real local ones whose lochkit user gets the planted
+password."""
 
 from __future__ import annotations
 
@@ -11,16 +12,18 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote, quote_plus, urlsplit
+from urllib.parse import quote, quote_plus, unquote, urlsplit
 
 import psycopg
 import pytest
 from psycopg import sql
 
+from backends.mariadb import MariadbBackendFactory
 from backends.postgres import PostgresBackendFactory
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.logic.repository_logic import RepositoryLogic
+from provisioning.servers import mariadb
 from provisioning.servers.postgres import PROVISIONER
 
 SECRET = "Planted$ecret-" + uuid.uuid4().hex[:12]
@@ -42,6 +45,64 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         finally:
             adapter.close()
         yield url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def mariadb_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    import pymysql
+
+    server = mariadb.PROVISIONER.local_process("mariadb", tmp_path_factory.mktemp("mariadb-secrets"))
+    try:
+        admin = urlsplit(server.admin_url)
+        conn = pymysql.connect(
+            host=admin.hostname,
+            port=admin.port or 3306,
+            user=admin.username,
+            password=unquote(admin.password or ""),
+        )
+        with conn.cursor() as cursor:
+            cursor.execute("ALTER USER 'lochkit'@'127.0.0.1' IDENTIFIED BY %s", [SECRET])
+        conn.close()
+        where = urlsplit(server.url or "").netloc.rpartition("@")[2]
+        url = f"mariadb://lochkit:{quote(SECRET, safe='')}@{where}/lochkit"
+        adapter = MariadbBackendFactory().create(url)
+        try:
+            adapter.setup_schema()
+            RepositoryLogic(AdapterPersist(adapter, StoreConfig())).initialize("main")
+        finally:
+            adapter.close()
+        yield url
+    finally:
+        server.stop()
+
+
+def test_mariadb_check_prints_and_writes_no_password(mariadb_url: str, tmp_path: Path) -> None:
+    code, out = lochkit("check", "--backend", "mariadb", "--url", mariadb_url, cwd=tmp_path)
+    assert code == 0, out
+    assert_clean(out, "lochkit check --backend mariadb")
+    wrong = mariadb_url.replace(quote(SECRET, safe=""), quote(SECRET + "-wrong", safe=""))
+    code, out = lochkit("check", "--backend", "mariadb", "--url", wrong, cwd=tmp_path)
+    assert code == 2, out
+    assert "credentials" in out
+    assert_clean(out, "lochkit check --backend mariadb with a wrong password")
+    assert SECRET + "-wrong" not in out
+    assert_tree_clean(tmp_path)
+
+
+def test_mariadb_server_command_line_holds_no_password(tmp_path: Path) -> None:
+    """The local server gets its users from a file, never from its command line (which any user
+    of the machine can read in the process listing)."""
+    server = mariadb.PROVISIONER.local_process("mariadb", tmp_path)
+    try:
+        password = unquote(urlsplit(server.url or "").password or "")
+        admin_password = unquote(urlsplit(server.admin_url).password or "")
+        listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
+        assert "mariadbd" in listing
+        for secret in (password, admin_password):
+            assert secret
+            assert secret not in listing
     finally:
         server.stop()
 
@@ -143,6 +204,8 @@ def test_conformance_report_holds_no_password(url: str, tmp_path: Path) -> None:
         ("mongodb", "mongodb://lochkit:{secret}@127.0.0.1:{port}/lochkit", 5),
         ("cassandra", "cassandra://lochkit:{secret}@127.0.0.1:{port}/lochkit?connect_timeout=3", 5),
         ("dynamodb", "dynamodb://lochkit:{secret}@127.0.0.1:{port}?region=us-west-2&connect_timeout=1", 5),
+        ("mariadb", "mariadb://lochkit:{secret}@127.0.0.1:{port}/lochkit?connect_timeout=3", 5),
+        ("mariadb", "mariadb://lochkit:{secret}@127.0.0.1:{port}/lochkit?unknown_option=1", 2),
         ("mongodb", "mongodb://lochkit:{secret}@127.0.0.1:{port}/bad/name", 2),
         ("cassandra", "cassandra://lochkit:{secret}@127.0.0.1:{port}/Bad-Keyspace", 2),
         ("dynamodb", "dynamodb://lochkit:{secret}@127.0.0.1:{port}?unknown_option=1", 2),

@@ -21,9 +21,21 @@ def test_postgres_points_jdbc2_at_the_same_database_with_the_password_apart() ->
     assert shared.environment() == {"QUARKUS_DATASOURCE_POSTGRESQL_PASSWORD": "s@cret"}
 
 
+def test_mariadb_points_jdbc2_at_the_same_database_with_the_password_apart() -> None:
+    shared = shared_store("mariadb", "mariadb://lochkit:s%40cret@127.0.0.1:3307/shared_1?layout=nessie")
+    props = shared.properties
+    assert props["nessie.version.store.type"] == "JDBC2"
+    assert props["nessie.version.store.persist.jdbc.datasource"] == "mariadb"
+    assert props["quarkus.datasource.mariadb.jdbc.url"] == "jdbc:mariadb://127.0.0.1:3307/shared_1"
+    assert props["quarkus.datasource.mariadb.username"] == "lochkit"
+    assert "s@cret" not in " ".join(props.values())
+    assert shared.environment() == {"QUARKUS_DATASOURCE_MARIADB_PASSWORD": "s@cret"}
+
+
 def test_every_store_runs_without_nessies_caches() -> None:
     urls = {
         "postgres": "postgresql://u:p@h:1/d",
+        "mariadb": "mariadb://u:p@h:1/d",
         "rocksdb": "rocksdb:///data/dir",
         "cassandra": "cassandra://127.0.0.1:9042/nessie",
         "dynamodb": "dynamodb://127.0.0.1:8000?region=us-west-2&table_prefix=",

@@ -30,6 +30,8 @@ OWN_MODULES = {
     "dynamodb": {"batch"},
     # The Data API requests and the merging of ReadRows streams.
     "bigtable": {"messages"},
+    # PyMySQL has no connection pool.
+    "mariadb": {"pool"},
 }
 EVERY_PACKAGE_HAS = {"adapter", "capabilities", "factory"}
 
@@ -63,6 +65,7 @@ def test_every_entry_point_names_a_package_that_exports_its_factory() -> None:
         "rocksdb",
         "postgres",
         "cockroachdb",
+        "mariadb",
         "mongodb",
         "cassandra",
         "scylladb",
