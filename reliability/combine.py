@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reliability.figures import PARTS, BackendFigures, CampaignReport, FuzzFigures, LeaseFigures
+from reliability.figures import PARTS, BackendFigures, CampaignReport, FuzzFigures, LeaseFigures, markdown
 
 
 class UnlikeRuns(ValueError):
@@ -101,6 +101,16 @@ def combine(reports: Sequence[tuple[Path, CampaignReport]]) -> CampaignReport:
         started=min(r.started for _, r in reports),
         machine="; ".join(dict.fromkeys(r.machine for _, r in reports if r.machine)),
     )
+
+
+def combined_tables(
+    reports: Sequence[CampaignReport], combined: CampaignReport, expected: Sequence[str]
+) -> str:
+    """The Markdown of ``combined`` (made of ``reports``): its tables, which run measured what,
+    and the ``expected`` backends no run covered (a partial campaign says so)."""
+    text = markdown(combined) + "\n\n" + runs_line(reports)
+    missing = [name for name in expected if name not in {b.backend for b in combined.backends}]
+    return text + (f" Not in these runs: {', '.join(missing)}." if missing else "")
 
 
 def runs_line(reports: Sequence[CampaignReport]) -> str:

@@ -186,8 +186,7 @@ def _combine(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from conformance import snippets
-    from reliability.combine import UnlikeRuns, combine, load_report, results_file, runs_line
-    from reliability.figures import markdown
+    from reliability.combine import UnlikeRuns, combine, combined_tables, load_report, results_file
 
     try:
         runs = [(path, load_report(path)) for path in (results_file(Path(run)) for run in args.combine)]
@@ -195,10 +194,7 @@ def _combine(args: argparse.Namespace) -> int:
     except UnlikeRuns as e:
         print(f"lochkit torture --combine: {e}", file=sys.stderr)
         return 2
-    table = markdown(report) + "\n\n" + runs_line([r for _, r in runs])
-    missing = [name for name in LOCAL_BACKENDS if name not in {b.backend for b in report.backends}]
-    if missing:  # a partial campaign says so rather than passing for a whole one
-        table += f" Not in these runs: {', '.join(missing)}."
+    table = combined_tables([r for _, r in runs], report, LOCAL_BACKENDS)
     if args.markdown_out:
         source = f"profile {report.profile}, seed {report.seed}, {len(runs)} runs"
         snippets.write(args.markdown_out, table, snippets.invocation(["lochkit"]), source=source)

@@ -141,3 +141,18 @@ def test_the_report_scale_snippet_has_the_benchmarks_table() -> None:
 def test_the_kept_asymmetric_rows_say_when_and_where_they_were_measured() -> None:
     kept = json.loads((DOCS / "asymmetric-figures.json").read_text())
     assert set(kept["measured"]) >= {"command", "date", "machine"}
+
+
+def test_the_long_torture_tables_are_rendered_from_the_kept_runs() -> None:
+    """The long campaign's runs are kept in docs/torture-long: the page is what --combine makes of
+    them now (a changed run, or a figure typed by hand, shows up here)."""
+    from lochkit.commands.torture import LOCAL_BACKENDS
+    from reliability.combine import combine, combined_tables, load_report
+
+    text = _snippet("torture-long.md")
+    runs = re.findall(r"--combine (\S+)", snippets.command_of(text))
+    assert runs, "the long campaign's snippet names no run"
+    loaded = [(ROOT / run, load_report(ROOT / run)) for run in runs]
+    assert all(run.startswith("docs/torture-long/") for run in runs), runs
+    expected = combined_tables([r for _, r in loaded], combine(loaded), LOCAL_BACKENDS)
+    assert snippets.body(text) == expected
