@@ -124,3 +124,21 @@ def test_the_first_commands_extras_are_enough_for_the_suites_on_rocksdb(tmp_path
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert re.search(r"\d+ passed", done.stdout.splitlines()[-1])
+
+
+def test_the_reliability_table_is_the_long_campaigns() -> None:
+    """The README's reliability rows are the long campaign's, as generated, and the backends it has
+    not run yet are the ones the generated page names."""
+    from conformance import snippets
+
+    generated = snippets.body((ROOT / "docs" / "generated" / "torture-long.md").read_text())
+    section = README.split("## Reliability", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    assert rows, "no backend row in the README's reliability table"
+    assert all(row in generated.splitlines() for row in rows), rows
+    assert len(rows) == len(re.findall(r"^\| `[a-z0-9]+` \| (?!\d)", generated.split("\n\n")[0], re.M))
+    missing = re.search(r"Not in these runs: ([^.]+)\.", generated)
+    if missing:
+        assert f"Not yet run in the long profile: {missing.group(1)}." in section
+    else:
+        assert "Not yet run" not in section
