@@ -37,6 +37,8 @@ NESSIE_BACKENDS: Final = ("inmemory", "rocksdb", "postgres", "mongodb")
 NOT_PUBLISHED: Final = {
     "cassandra": "Nessie publishes no Cassandra storage module",
     "dynamodb": "Nessie publishes no DynamoDB storage module",
+    "mariadb": "Nessie publishes no JDBC2 storage module, and the program's stand-in for it speaks "
+    "PostgreSQL only",
 }
 #: Seconds a command (a measured round, a set-up) may take before the JVM is given up on.
 COMMAND_TIMEOUT_S: Final = 600.0

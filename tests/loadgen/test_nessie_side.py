@@ -44,6 +44,8 @@ def test_each_backend_gets_the_address_nessie_can_use(tmp_path: Path) -> None:
     assert Path(rocks.url).parent == tmp_path  # its own directory: RocksDB allows one process
     with pytest.raises(NessieSideError, match="publishes no Cassandra storage module"):
         nessie_address("cassandra", "cassandra://h:9042/ks", tmp_path)
+    with pytest.raises(NessieSideError, match=r"no JDBC2 storage module.*PostgreSQL only"):
+        nessie_address("mariadb", "mariadb://u:p@h:3306/db", tmp_path)
     with pytest.raises(NessieSideError, match="needs the database's URL"):
         nessie_address("postgres", None, tmp_path)
 
