@@ -10,7 +10,7 @@ Settings that the job relies on are set here, once:
   ERROR (``log4j2.properties``) and the JVM's start-up warning left out of the console
   (:mod:`reports.jvm_console`), so a normal run prints only its result;
 - no console progress bar;
-- JVM options from ``LOCHKIT_SPARK_JAVA_OPTIONS`` added to the driver's, when this process starts it.
+- JVM options from ``LOCHKIT_SPARK_DRIVER_JVM_OPTIONS`` added to the driver's, when this process starts it.
 """
 
 from __future__ import annotations
@@ -65,9 +65,11 @@ def _log_config_option() -> str:
 
 def driver_java_options(given: str | None) -> str:
     """The JVM options of a driver this process starts: ``given`` (else the job's logging
-    configuration), then ``LOCHKIT_SPARK_JAVA_OPTIONS`` (CI sets ``-XX:TieredStopAtLevel=1``: the
+    configuration), then ``LOCHKIT_SPARK_DRIVER_JVM_OPTIONS`` (CI sets ``-XX:TieredStopAtLevel=1``: the
     quick compiler only, so the driver starts sooner; a long job on big tables runs slower)."""
-    extra = " ".join(shlex.quote(o) for o in jvm_startup.java_options_from_env("spark"))
+    extra = " ".join(
+        shlex.quote(o) for o in jvm_startup.java_options_from_env("LOCHKIT_SPARK_DRIVER_JVM_OPTIONS")
+    )
     return " ".join(o for o in (_log_config_option() if given is None else given, extra) if o)
 
 

@@ -11,9 +11,11 @@ training start writes to a file of its own, renamed into place only when complet
 ever reads a half-written cache; a cache the JVM cannot use is ignored with a warning in the
 server's log.
 
-``LOCHKIT_<SERVER>_JAVA_OPTIONS`` (e.g. ``LOCHKIT_NESSIE_JAVA_OPTIONS``) adds JVM options to every
-start of that server. CI sets ``-XX:TieredStopAtLevel=1`` for Nessie: only the quick compiler,
-which halves start-up work but makes a long-running server slower, so measurements leave it unset.
+``LOCHKIT_NESSIE_SERVER_JVM_OPTIONS`` adds JVM options to every start of a Nessie server, and
+``LOCHKIT_SPARK_DRIVER_JVM_OPTIONS`` to the report job's Spark driver. CI sets
+``-XX:TieredStopAtLevel=1`` in both: the quick compiler only, which halves start-up work but makes
+a long run slower, so measurements leave them unset. (``LOCHKIT_NESSIE_JAVA_OPTS`` is another
+thing: the options of the Java program of Nessie's side of the benchmarks, :mod:`loadgen.nessie_jvm`.)
 """
 
 from __future__ import annotations
@@ -35,13 +37,9 @@ AOT_CACHE_JAVA: Final = 25
 TRAINING_STOP_GRACE_S: Final = 600.0
 
 
-def java_options_from_env(server: str) -> tuple[str, ...]:
-    """The options in ``LOCHKIT_<SERVER>_JAVA_OPTIONS`` (shell-quoted words), none when unset."""
-    return tuple(shlex.split(os.environ.get(env_name(server), "")))
-
-
-def env_name(server: str) -> str:
-    return f"LOCHKIT_{server.upper()}_JAVA_OPTIONS"
+def java_options_from_env(variable: str) -> tuple[str, ...]:
+    """The JVM options in environment ``variable`` (shell-quoted words), none when unset."""
+    return tuple(shlex.split(os.environ.get(variable, "")))
 
 
 def cache_file(server: str, version: str, java: str, jar: Path) -> Path:

@@ -7,7 +7,7 @@ then the JDKs installed beside the default one (e.g. ``/usr/lib/jvm/*``). It lis
 with free ports and the IN_MEMORY version store (``LOCHKIT_NESSIE_STORE=ROCKSDB``, or a load
 command's ``--nessie-store ROCKSDB``, for RocksDB in the run's working directory). It is ready when
 ``GET /api/v2/config`` answers. On Java 25+ it starts from an AOT cache that ``install`` writes
-(:mod:`provisioning.servers.jvm_startup`); ``LOCHKIT_NESSIE_JAVA_OPTIONS`` adds JVM options.
+(:mod:`provisioning.servers.jvm_startup`); ``LOCHKIT_NESSIE_SERVER_JVM_OPTIONS`` adds JVM options.
 
 :meth:`NessieProvisioner.shared` starts it instead on a database lochkit provisioned (JDBC2 on
 PostgreSQL, ROCKSDB on a directory, CASSANDRA2, DYNAMODB2, MONGODB2; the properties are in
@@ -203,7 +203,7 @@ def start_server(
             "-Xmx1g",
             "-XX:+UseSerialGC",  # two cores shared with the client: less GC thread contention
             *startup,
-            *jvm_startup.java_options_from_env("nessie"),
+            *jvm_startup.java_options_from_env("LOCHKIT_NESSIE_SERVER_JVM_OPTIONS"),
             *(f"-D{k}={v}" for k, v in props.items()),
             "-jar",
             str(jar),

@@ -65,7 +65,10 @@ def test_a_java_before_25_is_not_given_the_cache(cache: tuple[str, Path, Path]) 
 
 
 def test_extra_options_come_from_the_servers_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LOCHKIT_NESSIE_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 '-Dname=a b'")
-    assert jvm_startup.java_options_from_env("nessie") == ("-XX:TieredStopAtLevel=1", "-Dname=a b")
-    monkeypatch.delenv("LOCHKIT_NESSIE_JAVA_OPTIONS")
-    assert jvm_startup.java_options_from_env("nessie") == ()
+    monkeypatch.setenv("LOCHKIT_NESSIE_SERVER_JVM_OPTIONS", "-XX:TieredStopAtLevel=1 '-Dname=a b'")
+    assert jvm_startup.java_options_from_env("LOCHKIT_NESSIE_SERVER_JVM_OPTIONS") == (
+        "-XX:TieredStopAtLevel=1",
+        "-Dname=a b",
+    )
+    monkeypatch.delenv("LOCHKIT_NESSIE_SERVER_JVM_OPTIONS")
+    assert jvm_startup.java_options_from_env("LOCHKIT_NESSIE_SERVER_JVM_OPTIONS") == ()
