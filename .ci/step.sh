@@ -19,3 +19,27 @@ step() {
   results+=("$name $code")
   if [ "$status" -eq 0 ]; then status=$code; fi
 }
+
+# section TITLE: the header of the next part of the run ("== TITLE"), after closing the part before
+# it. Each part's wall time is printed when it ends ("-- TITLE: N s") and kept in `sections` for the
+# summary at the end, so a CI log says where its time went.
+sections=()
+section_title=""
+section_started=0
+
+section() {
+  section_end
+  section_title=$1
+  section_started=$SECONDS
+  echo "== $1"
+}
+
+# section_end: closes the open part, if any (the last one before the summary).
+section_end() {
+  if [ -n "$section_title" ]; then
+    local took=$((SECONDS - section_started))
+    echo "-- $section_title: $took s"
+    sections+=("$section_title: $took s")
+    section_title=""
+  fi
+}

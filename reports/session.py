@@ -9,7 +9,8 @@ Settings that the job relies on are set here, once:
 - when this process starts the JVM (local Spark, or a driver for ``--master``): Spark's log at level
   ERROR (``log4j2.properties``) and the JVM's start-up warning left out of the console
   (:mod:`reports.jvm_console`), so a normal run prints only its result;
-- no console progress bar.
+- no console progress bar;
+- JVM options from ``LOCHKIT_SPARK_DRIVER_JVM_OPTIONS`` added to the driver's, when this process starts it.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from __future__ import annotations
 import contextlib
 import importlib.resources
 import os
+import shlex
 import shutil
 import sys
 from typing import TYPE_CHECKING, Final
 
 from persist_spi.errors import LochkitError
+from provisioning.servers import jvm_startup
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -60,6 +63,16 @@ def _log_config_option() -> str:
     )
 
 
+def driver_java_options(given: str | None) -> str:
+    """The JVM options of a driver this process starts: ``given`` (else the job's logging
+    configuration), then ``LOCHKIT_SPARK_DRIVER_JVM_OPTIONS`` (CI sets ``-XX:TieredStopAtLevel=1``: the
+    quick compiler only, so the driver starts sooner; a long job on big tables runs slower)."""
+    extra = " ".join(
+        shlex.quote(o) for o in jvm_startup.java_options_from_env("LOCHKIT_SPARK_DRIVER_JVM_OPTIONS")
+    )
+    return " ".join(o for o in (_log_config_option() if given is None else given, extra) if o)
+
+
 def spark_session(
     master: str | None = None,
     app_name: str = "lochkit-report",
@@ -89,9 +102,13 @@ def spark_session(
         # Only takes effect when this call starts the JVM (not under spark-submit, which sets it).
         builder = builder.config("spark.driver.memory", driver_memory)
     starts_jvm = "PYSPARK_GATEWAY_PORT" not in os.environ and SparkContext._active_spark_context is None
-    if starts_jvm and "spark.driver.extraJavaOptions" not in (extra_conf or {}):
-        builder = builder.config("spark.driver.extraJavaOptions", _log_config_option())
-    for key, value in (extra_conf or {}).items():
+    conf = dict(extra_conf or {})
+    if starts_jvm:
+        builder = builder.config(
+            "spark.driver.extraJavaOptions",
+            driver_java_options(conf.pop("spark.driver.extraJavaOptions", None)),
+        )
+    for key, value in conf.items():
         builder = builder.config(key, value)
     builder = (
         builder.config("spark.sql.legacy.parquet.nanosAsLong", "true")

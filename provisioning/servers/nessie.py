@@ -6,7 +6,8 @@ cached under ``~/.cache/lochkit/nessie/VERSION``). It needs Java 21 or newer, fo
 then the JDKs installed beside the default one (e.g. ``/usr/lib/jvm/*``). It listens on loopback
 with free ports and the IN_MEMORY version store (``LOCHKIT_NESSIE_STORE=ROCKSDB``, or a load
 command's ``--nessie-store ROCKSDB``, for RocksDB in the run's working directory). It is ready when
-``GET /api/v2/config`` answers.
+``GET /api/v2/config`` answers. On Java 25+ it starts from an AOT cache that ``install`` writes
+(:mod:`provisioning.servers.jvm_startup`); ``LOCHKIT_NESSIE_SERVER_JVM_OPTIONS`` adds JVM options.
 
 :meth:`NessieProvisioner.shared` starts it instead on a database lochkit provisioned (JDBC2 on
 PostgreSQL, ROCKSDB on a directory, CASSANDRA2, DYNAMODB2, MONGODB2; the properties are in
@@ -17,11 +18,13 @@ The provisioned URL is the REST API v2 base, e.g. ``http://127.0.0.1:PORT/api/v2
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -36,7 +39,7 @@ from provisioning.base import (
     Requirement,
     ServerProvisioner,
 )
-from provisioning.servers import requirements, versions
+from provisioning.servers import jvm_startup, requirements, versions
 from provisioning.servers.nessie_stores import shared_store
 from provisioning.servers.process import LocalServer, cache_dir, cache_path, free_port, run_checked
 
@@ -56,7 +59,7 @@ class NessieProvisioner(ServerProvisioner):
 
     def install(self, backend: str) -> str:
         jar = self._jar()
-        return f"Nessie {VERSION} server in {jar}"
+        return f"Nessie {VERSION} server in {jar}{_startup_cache(jar)}"
 
     def local_status(self, backend: str) -> LocalServerStatus:
         jar = cache_path("nessie", VERSION) / JAR_NAME
@@ -140,15 +143,47 @@ class NessieProvisioner(ServerProvisioner):
         return jar
 
 
+def _startup_cache(jar: Path) -> str:
+    """Writes the AOT cache every start maps (Java 25+), with one training start, when missing;
+    says where it is (or why there is none) for the install line."""
+    java = find_java(MIN_JAVA)
+    major = java_version(java)
+    if major < jvm_startup.AOT_CACHE_JAVA:
+        return f" (no start-up cache: Java {major}, the cache needs {jvm_startup.AOT_CACHE_JAVA}+)"
+    cache = jvm_startup.cache_file("nessie", VERSION, java, jar)
+    if not cache.is_file():
+        partial = jvm_startup.training_file(cache)
+        with tempfile.TemporaryDirectory(prefix="lochkit-nessie-training-") as workdir:
+            server = start_server(
+                Path(workdir), {"nessie.version.store.type": "IN_MEMORY"}, aot_output=partial
+            )
+            server.stop()
+        if not jvm_startup.publish(partial, cache):
+            return " (no start-up cache: the training start wrote none; its log was in a temporary directory)"
+    return f", start-up cache {cache}"
+
+
 def start_server(
-    workdir: Path, store_properties: Mapping[str, str], env: Mapping[str, str] | None = None
+    workdir: Path,
+    store_properties: Mapping[str, str],
+    env: Mapping[str, str] | None = None,
+    *,
+    aot_output: Path | None = None,
 ) -> Provisioned:
     """Start the Nessie server jar on loopback with free ports and ``store_properties`` (at least
     ``nessie.version.store.type``); ready when ``GET /api/v2/config`` answers. ``env`` carries
     properties that must not show in a process listing (Quarkus reads them from the environment).
-    The log is ``workdir/nessie.log`` (appended to by every start in that directory)."""
+    The log is ``workdir/nessie.log`` (appended to by every start in that directory).
+    ``aot_output``: a training start, which writes the AOT cache there as it stops (and may take
+    minutes to stop); otherwise the start uses the cache when there is one."""
     java = find_java(MIN_JAVA)
+    java_major = java_version(java)
     jar = PROVISIONER._jar()
+    startup = (
+        jvm_startup.training_options(aot_output)
+        if aot_output is not None
+        else jvm_startup.cache_options(jvm_startup.cache_file("nessie", VERSION, java, jar), java_major)
+    )
     port, management = free_port(), free_port()
     store = store_properties["nessie.version.store.type"]
     props = {
@@ -167,6 +202,8 @@ def start_server(
             java,
             "-Xmx1g",
             "-XX:+UseSerialGC",  # two cores shared with the client: less GC thread contention
+            *startup,
+            *jvm_startup.java_options_from_env("LOCHKIT_NESSIE_SERVER_JVM_OPTIONS"),
             *(f"-D{k}={v}" for k, v in props.items()),
             "-jar",
             str(jar),
@@ -181,9 +218,11 @@ def start_server(
         "nessie",
         url,
         "local-process",
-        server=f"Nessie {VERSION} ({store}, Java {java_version(java)})",
+        server=f"Nessie {VERSION} ({store}, Java {java_major})",
         options={"store": store},
-        stop=server.stop,
+        stop=server.stop
+        if aot_output is None
+        else functools.partial(server.stop, jvm_startup.TRAINING_STOP_GRACE_S),
     )
 
 

@@ -53,3 +53,38 @@ def test_ci_runs_every_step_through_the_helper() -> None:
     script = (ROOT / ".ci" / "run").read_text()
     assert "set +e" not in script
     assert "source .ci/step.sh" in script
+
+
+def test_each_section_prints_its_wall_time_when_the_next_begins_and_in_the_summary() -> None:
+    # SECONDS is bash's clock: setting it stands for time passing.
+    done = _run(
+        'section "first part"',
+        "SECONDS=7",
+        'section "second part"',
+        "SECONDS=10",
+        "section_end",
+        "section_end",  # nothing open: prints nothing
+        "printf '%s\\n' \"${sections[@]}\"",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "== first part",
+        "-- first part: 7 s",
+        "== second part",
+        "-- second part: 3 s",
+        "first part: 7 s",
+        "second part: 3 s",
+        "status 0",
+        "",  # no step ran: no results
+    ]
+
+
+def test_every_part_of_ci_has_a_section_header() -> None:
+    """Headers go through ``section`` (so every part's time is printed), none by a bare echo."""
+    script = (ROOT / ".ci" / "run").read_text()
+    assert script.count('\nsection "') >= 10
+    assert 'echo "== done in' in script
+    assert [line for line in script.splitlines() if line.lstrip().startswith('echo "== ')] == [
+        'echo "== time per section"',
+        'echo "== done in $(( $(date +%s) - started )) s, exit code $status (${summary%, })"',
+    ]
