@@ -73,7 +73,7 @@ class BackendFactory(ABC):
         return None
 
     def missing_modules(self) -> list[str]:
-        return [m for m in self.required_modules if importlib.util.find_spec(m) is None]
+        return [m for m in self.required_modules if not _importable(m)]
 
     def install_hint(self) -> str:
         return f"pip install 'lochkit[{self.extra}]'" if self.extra else "see the backend's documentation"
@@ -160,3 +160,13 @@ def url_problem(backend: str | None, url: str | None) -> str | None:
         f"--url does not apply to --backend {backend}: its data lives in this command's own memory "
         "and has no address; leave --url out"
     )
+
+
+def _importable(module: str) -> bool:
+    """Whether ``module`` can be found, without importing it. A dotted name whose parent package is
+    missing (``google.cloud.x`` without ``google``) is not importable: ``find_spec`` raises for it
+    rather than answering None."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
