@@ -103,7 +103,7 @@ def _init_sql(password: str, admin_password: str) -> str:
     )
 
 
-def _install_db(installer: Path, data: Path, account: pwd.struct_passwd | None) -> None:
+def _install_db(installer: Path, data: Path, account: pwd.struct_passwd | None, tmp: Path) -> None:
     cmd = [
         str(installer),
         "--no-defaults",
@@ -114,7 +114,12 @@ def _install_db(installer: Path, data: Path, account: pwd.struct_passwd | None) 
     ]
     if account is not None:
         cmd.append(f"--user={account.pw_name}")
-    run_checked(as_account(account, cmd), "mariadb-install-db of the test server", timeout=180)
+    run_checked(
+        as_account(account, cmd),
+        "mariadb-install-db of the test server",
+        timeout=180,
+        env={"TMPDIR": str(tmp)},
+    )
 
 
 def _server_command(
@@ -126,6 +131,8 @@ def _server_command(
         "bind-address": "127.0.0.1",
         "socket": str(socket_dir / "mariadb.sock"),
         "pid-file": str(base / "mariadb.pid"),
+        # Its own temporary files: the caller's TMPDIR may be one the server account cannot write.
+        "tmpdir": str(base / "tmp"),
         "init-file": str(base / "init.sql"),
         "skip-name-resolve": "1",
         "max-connections": "200",
@@ -285,7 +292,10 @@ class MariadbProvisioner(ServerProvisioner):
                 import os
 
                 os.chown(init, account.pw_uid, account.pw_gid)
-            _install_db(installer, base / "data", account)
+            # InnoDB's temporary files go where TMPDIR says; the caller's (0700 and root's in CI)
+            # is no place for the server account, so the server gets a directory of its own.
+            tmp, _ = private_dir(base, account, "tmp")
+            _install_db(installer, base / "data", account, tmp)
             process, port, version = _start(
                 server, base, socket_dir, workdir / "mariadb.log", account, admin_password, durability
             )

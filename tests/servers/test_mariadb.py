@@ -4,9 +4,12 @@ RETURNING (MySQL's path) under concurrent writers, exact name comparison, and it
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -170,3 +173,23 @@ def test_a_read_only_adapter_cannot_write(server: MariadbProvisioned, adapter: M
             reader.insert_ref("r", RefRow("main", b"\x01", False, 1, None, b""))
     finally:
         reader.close()
+
+
+def test_a_server_starts_when_the_callers_temporary_directory_is_closed_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """MariaDB writes InnoDB's temporary files where TMPDIR says; a caller's TMPDIR the server's
+    account may enter but not write (CI's is root's) must not keep the server from starting."""
+    private = Path(tempfile.mkdtemp(prefix="lochkit-private-tmp-"))
+    private.chmod(0o755)  # anyone may enter, only its owner may write
+    monkeypatch.setenv("TMPDIR", str(private))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # tempfile caches the directory it chose
+    try:
+        with provisioned_server("mariadb", FACTORY, "mariadb-private-tmp") as provisioned:
+            created = FACTORY.create(provisioned.url, {"table_prefix": "p_"})
+            try:
+                created.setup_schema()
+            finally:
+                created.close()
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
