@@ -23,11 +23,26 @@ from backends.postgres import PostgresBackendFactory
 from persist_spi.adapter_persist import AdapterPersist
 from persist_spi.config import StoreConfig
 from persist_spi.logic.repository_logic import RepositoryLogic
+from persist_spi.registry import BackendFactory
 from provisioning.servers import mariadb
 from provisioning.servers.postgres import PROVISIONER
 
 SECRET = "Planted$ecret-" + uuid.uuid4().hex[:12]
 FORMS = sorted({SECRET, quote(SECRET, safe=""), quote_plus(SECRET)})
+
+
+def _repository_behind_the_secret(factory: BackendFactory, scheme: str, server_url: str | None) -> str:
+    """A URL of ``server_url``'s server with user lochkit's password set to :data:`SECRET`, and an
+    initialised repository behind it."""
+    where = urlsplit(server_url or "").netloc.rpartition("@")[2]
+    url = f"{scheme}://lochkit:{quote(SECRET, safe='')}@{where}/lochkit"
+    adapter = factory.create(url)
+    try:
+        adapter.setup_schema()
+        RepositoryLogic(AdapterPersist(adapter, StoreConfig())).initialize("main")
+    finally:
+        adapter.close()
+    return url
 
 
 @pytest.fixture(scope="module")
@@ -36,15 +51,7 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         with psycopg.connect(server.admin_url, autocommit=True) as conn:
             conn.execute(sql.SQL("ALTER ROLE lochkit PASSWORD {}").format(sql.Literal(SECRET)))
-        where = urlsplit(server.url or "").netloc.rpartition("@")[2]
-        url = f"postgresql://lochkit:{quote(SECRET, safe='')}@{where}/lochkit"
-        adapter = PostgresBackendFactory().create(url)
-        try:
-            adapter.setup_schema()
-            RepositoryLogic(AdapterPersist(adapter, StoreConfig())).initialize("main")
-        finally:
-            adapter.close()
-        yield url
+        yield _repository_behind_the_secret(PostgresBackendFactory(), "postgresql", server.url)
     finally:
         server.stop()
 
@@ -65,15 +72,7 @@ def mariadb_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         with conn.cursor() as cursor:
             cursor.execute("ALTER USER 'lochkit'@'127.0.0.1' IDENTIFIED BY %s", [SECRET])
         conn.close()
-        where = urlsplit(server.url or "").netloc.rpartition("@")[2]
-        url = f"mariadb://lochkit:{quote(SECRET, safe='')}@{where}/lochkit"
-        adapter = MariadbBackendFactory().create(url)
-        try:
-            adapter.setup_schema()
-            RepositoryLogic(AdapterPersist(adapter, StoreConfig())).initialize("main")
-        finally:
-            adapter.close()
-        yield url
+        yield _repository_behind_the_secret(MariadbBackendFactory(), "mariadb", server.url)
     finally:
         server.stop()
 
