@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from backends.mariadb.capabilities import PACKET_MARGIN, ROW_OVERHEAD, capabilities
 from backends.mariadb.config import MariadbSettings
-from backends.mariadb.errors import ErrorContext, classify
+from backends.mariadb.errors import classify, error_context
 from backends.mariadb.pool import ConnectionPool, PoolClosed, PoolTimeout
 from backends.mariadb.schema import RULES, create, inspect, mismatch_fix
 from backends.mariadb.statements import MAX_KEY_LENGTH, MAX_NAME_BYTES, SCHEMA_VERSION, Statements, text
@@ -87,7 +87,9 @@ class MariadbAdapter(BackendAdapter):
         #: MariaDB 10.5+ answers INSERT ... RETURNING; MySQL does not.
         self._returning = has_returning(version)
         self._sql = Statements(settings.table_prefix, settings.layout)
-        self._errors = ErrorContext(settings.backend, settings.address, self._sql.table_names, settings.scrub)
+        self._errors = error_context(
+            settings.backend, settings.address, self._sql.table_names, settings.scrub
+        )
         self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
             connect, lambda conn: conn.close(), settings.pool_max, settings.pool_timeout
         )

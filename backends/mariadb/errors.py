@@ -3,26 +3,16 @@
 :func:`classify` sorts a PyMySQL error into one of the PostgreSQL backend's kinds (the same
 meanings: a conflict may be run again, a lost connection leaves a write's outcome unknown...) by
 the server's error number; client-side errors (2000-2999) are connection problems.
-:class:`ErrorContext` turns a kind into the error a user meets, naming the backend, its address
-(no password) and the fix.
+:func:`error_context` gives the SQL adapters' :class:`~backends.postgres.errors.ErrorContext` with
+MariaDB's fixes: it turns a kind into the error a user meets, naming the backend, its address (no
+password) and the fix.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from backends.postgres.errors import Kind
-from persist_spi import hints
-from persist_spi.errors import (
-    BackendAuthenticationFailed,
-    BackendConfigError,
-    BackendError,
-    BackendPermissionDenied,
-    BackendSchemaMismatch,
-    BackendUnavailable,
-    UnknownOperationResult,
-)
+from backends.postgres.errors import ErrorContext, Fixes, Kind
 
 _BY_ERRNO = {
     # The statement (in autocommit mode: the whole transaction) was rolled back; it may run again.
@@ -64,75 +54,30 @@ def classify(error: BaseException) -> Kind:
     return Kind.OTHER
 
 
-@dataclass(frozen=True)
-class ErrorContext:
-    """Turns a classified error into the error a user meets."""
+def driver_message(error: BaseException) -> str:
+    """PyMySQL's message on one line: its errors carry (number, text) as their arguments."""
+    text = " ".join(str(part) for part in error.args) if error.args else str(error)
+    return " ".join(line.strip() for line in text.strip().splitlines())
 
-    backend: str
-    address: str
-    tables: tuple[str, ...]
-    scrub: Callable[[str], str]
 
-    def detail(self, error: BaseException) -> str:
-        """The driver's message on one line, with the password removed."""
-        text = " ".join(str(part) for part in error.args) if error.args else str(error)
-        return self.scrub(" ".join(line.strip() for line in text.strip().splitlines()))
+MARIADB_FIXES = Fixes(
+    authentication="that the user may connect from this host (CREATE USER 'name'@'host')",
+    permission=(
+        "Grant the user access to the database named in the URL (which must exist), CREATE on it "
+        "(to create the tables; or create them as another user), and SELECT, INSERT, UPDATE, "
+        "DELETE on {tables}"
+    ),
+    create_database="CREATE DATABASE name CHARACTER SET utf8mb4",
+    cancelled="max_statement_time (MariaDB) or max_execution_time (MySQL)",
+    ping="mariadb-admin -h HOST -P PORT ping",
+    url_form="mariadb://USER:PASSWORD@HOST:PORT/DATABASE",
+    waits="connect_timeout, request_timeout and pool_timeout",
+)
 
-    def backend_error(self, kind: Kind, error: BaseException, during: str) -> BackendError:
-        detail = self.detail(error)
-        tables = ", ".join(self.tables) or "lochkit's tables"
-        if kind is Kind.AUTHENTICATION:
-            return BackendAuthenticationFailed(
-                self.backend,
-                self.address,
-                f"the server rejected the credentials while {during} ({detail})",
-                "Check the user name and password in the URL (percent-encode special characters) and "
-                "that the user may connect from this host (CREATE USER 'name'@'host')",
-            )
-        if kind is Kind.PERMISSION:
-            return BackendPermissionDenied(
-                self.backend,
-                self.address,
-                f"permission denied while {during} ({detail})",
-                "Grant the user access to the database named in the URL (which must exist), CREATE on it "
-                f"(to create the tables; or create them as another user), and SELECT, INSERT, UPDATE, "
-                f"DELETE on {tables}",
-            )
-        if kind is Kind.SCHEMA:
-            return BackendSchemaMismatch(
-                self.backend,
-                self.address,
-                f"a table or column is missing while {during} ({detail})",
-                "Create the tables with setup_schema() (lochkit's tools and the conformance suites do "
-                "so before use) and check that table_prefix names the tables you mean",
-            )
-        if kind is Kind.CONFIG:
-            return BackendConfigError(
-                self.backend,
-                self.address,
-                detail,
-                "Check the URL and its options; if the database does not exist, create it "
-                "(CREATE DATABASE name CHARACTER SET utf8mb4) or name another one",
-            )
-        if kind is Kind.CANCELLED:
-            return BackendUnavailable(
-                self.backend,
-                self.address,
-                f"the server cancelled the statement while {during} ({detail})",
-                "Check max_statement_time (MariaDB) or max_execution_time (MySQL) and the server's load",
-            )
-        return BackendUnavailable(
-            self.backend,
-            self.address,
-            f"cannot reach the server while {during} ({detail})",
-            "Check that it is running and accepts TCP connections at this host and port "
-            "(mariadb-admin -h HOST -P PORT ping), or "
-            f"{hints.pass_url(self.backend, 'mariadb://USER:PASSWORD@HOST:PORT/DATABASE')}; "
-            "connect_timeout, request_timeout and pool_timeout bound how long lochkit waits",
-        )
 
-    def unknown_result(self, error: BaseException, during: str) -> UnknownOperationResult:
-        return UnknownOperationResult(
-            f"{self.backend} at {self.address}: {during} may or may not have been applied "
-            f"({self.detail(error)}); every lochkit write is conditional, so retrying it is safe"
-        )
+def error_context(
+    backend: str, address: str, tables: tuple[str, ...], scrub: Callable[[str], str]
+) -> ErrorContext:
+    """The error context of a MariaDB / MySQL adapter: the SQL adapters' one, with this database's
+    fixes and its driver's way of carrying a message."""
+    return ErrorContext(backend, address, tables, scrub, MARIADB_FIXES, driver_message)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 from backends.mariadb.adapter import ISOLATION, SQL_MODE, MariadbAdapter
 from backends.mariadb.capabilities import capabilities
 from backends.mariadb.config import MariadbSettings, parse_settings
-from backends.mariadb.errors import ErrorContext, classify
+from backends.mariadb.errors import classify, error_context
 from backends.postgres.errors import Kind
 from persist_spi.adapter import Capabilities
 from persist_spi.registry import BackendFactory, verified
@@ -59,7 +59,7 @@ def connect(settings: MariadbSettings) -> MariadbAdapter:
     hand the adapter a way to make more."""
     import pymysql
 
-    errors = ErrorContext(settings.backend, settings.address, (), settings.scrub)
+    errors = error_context(settings.backend, settings.address, (), settings.scrub)
     try:
         conn = open_connection(settings)
         try:

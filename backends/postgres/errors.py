@@ -112,6 +112,46 @@ def backoff_delays(
 
 
 @dataclass(frozen=True)
+class Fixes:
+    """What a user of one SQL database does about each kind of error: the rest of every message
+    (what happened, while doing what, with the driver's words) is the same for all of them."""
+
+    #: Where credentials are refused besides a wrong password (pg_hba.conf, a user's host).
+    authentication: str
+    #: Which grants the user needs; ``{tables}`` becomes the tables' names.
+    permission: str
+    #: How to create the database the URL names.
+    create_database: str
+    #: Which server setting cancels a statement.
+    cancelled: str
+    #: A command that checks the server answers at HOST and PORT.
+    ping: str
+    #: The backend's URL form, with a placeholder for each part.
+    url_form: str
+    #: The URL options that bound how long lochkit waits.
+    waits: str
+
+
+POSTGRES_FIXES = Fixes(
+    authentication="that the server's pg_hba.conf lets this user connect from this host",
+    permission=(
+        "Grant the user CONNECT on the database, CREATE on the schema (to create the tables; or "
+        "create them as another user), and SELECT, INSERT, UPDATE, DELETE on {tables}"
+    ),
+    create_database="CREATE DATABASE ...",
+    cancelled="statement_timeout (set for the user, the database, or in the URL's options)",
+    ping="pg_isready -h HOST -p PORT",
+    url_form="postgresql://USER:PASSWORD@HOST:PORT/DATABASE",
+    waits="connect_timeout and pool_timeout",
+)
+
+
+def one_line(error: BaseException) -> str:
+    """The driver's message on one line."""
+    return " ".join(line.strip() for line in str(error).strip().splitlines())
+
+
+@dataclass(frozen=True)
 class ErrorContext:
     """Turns a classified error into the error a user meets."""
 
@@ -119,29 +159,32 @@ class ErrorContext:
     address: str
     tables: tuple[str, ...]
     scrub: Callable[[str], str]
+    fixes: Fixes = POSTGRES_FIXES
+    #: The driver's message on one line (its drivers differ in where they keep it).
+    describe: Callable[[BaseException], str] = one_line
 
     def detail(self, error: BaseException) -> str:
         """The driver's message on one line, with secrets removed."""
-        return self.scrub(" ".join(line.strip() for line in str(error).strip().splitlines()))
+        return self.scrub(self.describe(error))
 
     def backend_error(self, kind: Kind, error: BaseException, during: str) -> BackendError:
         detail = self.detail(error)
-        tables = ", ".join(self.tables)
+        fixes = self.fixes
         if kind is Kind.AUTHENTICATION:
             return BackendAuthenticationFailed(
                 self.backend,
                 self.address,
                 f"the server rejected the credentials while {during} ({detail})",
                 "Check the user name and password in the URL (percent-encode special characters) and "
-                "that the server's pg_hba.conf lets this user connect from this host",
+                + fixes.authentication,
             )
         if kind is Kind.PERMISSION:
+            tables = ", ".join(self.tables) or "lochkit's tables"
             return BackendPermissionDenied(
                 self.backend,
                 self.address,
                 f"permission denied while {during} ({detail})",
-                "Grant the user CONNECT on the database, CREATE on the schema (to create the tables; "
-                f"or create them as another user), and SELECT, INSERT, UPDATE, DELETE on {tables}",
+                fixes.permission.format(tables=tables),
             )
         if kind is Kind.SCHEMA:
             return BackendSchemaMismatch(
@@ -157,24 +200,22 @@ class ErrorContext:
                 self.address,
                 detail,
                 "Check the URL and its options; if the database does not exist, create it "
-                "(CREATE DATABASE ...) or name another one",
+                f"({fixes.create_database}) or name another one",
             )
         if kind is Kind.CANCELLED:
             return BackendUnavailable(
                 self.backend,
                 self.address,
                 f"the server cancelled the statement while {during} ({detail})",
-                "Check statement_timeout (set for the user, the database, or in the URL's options) "
-                "and the server's load",
+                f"Check {fixes.cancelled} and the server's load",
             )
         return BackendUnavailable(
             self.backend,
             self.address,
             f"cannot reach the server while {during} ({detail})",
             "Check that it is running and accepts TCP connections at this host and port "
-            "(pg_isready -h HOST -p PORT), or "
-            f"{hints.pass_url(self.backend, 'postgresql://USER:PASSWORD@HOST:PORT/DATABASE')}; "
-            "connect_timeout and pool_timeout bound how long lochkit waits",
+            f"({fixes.ping}), or {hints.pass_url(self.backend, fixes.url_form)}; "
+            f"{fixes.waits} bound how long lochkit waits",
         )
 
     def unknown_result(self, error: BaseException, during: str) -> UnknownOperationResult:

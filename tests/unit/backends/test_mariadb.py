@@ -11,7 +11,7 @@ import pytest
 from backends.mariadb.adapter import has_returning
 from backends.mariadb.capabilities import object_size_limit
 from backends.mariadb.config import parse_settings
-from backends.mariadb.errors import ErrorContext, classify
+from backends.mariadb.errors import classify, error_context
 from backends.mariadb.schema import RULES
 from backends.mariadb.statements import NESSIE_OBJS, NESSIE_REFS, Statements, expected_columns
 from backends.postgres.errors import Kind
@@ -79,7 +79,7 @@ def test_errors_are_classified_by_number(error: BaseException, kind: Kind) -> No
 
 def test_messages_never_show_the_password() -> None:
     settings = parse_settings("mariadb", f"mariadb://me:{SECRET}@h/db")
-    context = ErrorContext("mariadb", settings.address, ("t",), settings.scrub)
+    context = error_context("mariadb", settings.address, ("t",), settings.scrub)
     error = pymysql.OperationalError(1045, "Access denied for user 'me' (using password: s3cr/t-pw)")
     translated = context.backend_error(Kind.AUTHENTICATION, error, "connecting")
     assert isinstance(translated, BackendAuthenticationFailed)
