@@ -17,8 +17,10 @@ history depth or key count; this script shows whether that holds.
 
 Before the scenarios it measures the database's own floor through the backend adapter, in a
 scratch repository of its own (loadgen/db_floor.py): a compare-and-swap of a reference, a read of
-one object and a put of one new object, one at a time, as many of each as --commits; each
-scenario's line then gives its commits/s as a percentage of compare-and-swaps/s ("of CAS floor").
+one object and a put of one new object, one at a time, as many of each as --commits. On
+PostgreSQL it also times the bare compare-and-swap statement through psycopg, to show what the
+adapter adds. Each scenario's line then gives its commits/s as a percentage of the adapter's
+compare-and-swaps/s ("of CAS floor").
 
 With --compare-nessie it runs the 1-put and 10-put scenarios side by side with Nessie's own
 implementation instead (loadgen/nessie_compare.py).
@@ -36,7 +38,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from loadgen.db_floor import OPERATIONS, Floor, measure_floor, share
+from loadgen import pg_floor
+from loadgen.db_floor import Floor, measure_floor, share
 from loadgen.latencies import percentile
 from persist_spi import progress
 from persist_spi.adapter import BackendAdapter
@@ -323,7 +326,10 @@ def run(
     key_counts: Sequence[int],
     caches: Sequence[bool],
     log: Callable[[str], None],
+    url: str | None = None,
 ) -> Results:
+    """Every scenario, after the database's floor; ``url`` is the server's (for the cross-check
+    through the database driver alone, where there is one: :mod:`loadgen.pg_floor`)."""
     results = Results()
 
     def measure(scenario: str, tables: Tables, puts: int) -> None:
@@ -332,6 +338,8 @@ def run(
             log(scenario_line(results.scenarios[-1], results.ratio(results.scenarios[-1])))
 
     results.floor = measure_floor(bench.adapter, operations=commits)
+    if url is not None and bench.adapter.name in pg_floor.BACKENDS:
+        results.floor.figures[pg_floor.NAME] = pg_floor.measure_raw_cas(url, operations=commits)
     for line in floor_lines(results.floor):
         log(line)
     bench.initialize()
@@ -365,9 +373,9 @@ def scenario_line(f: Figures, ratio: float | None = None) -> str:
 def floor_lines(floor: Floor) -> list[str]:
     """The floor as the benchmark prints it, one line per adapter call."""
     return [
-        f"floor: {OPERATIONS[name]:<28} {f.per_second:>9.1f} ops/s       p50 {f.percentile(50):>7.3f} ms   "
+        f"floor: {f.label:<32} {f.per_second:>9.1f} ops/s       p50 {f.percentile(50):>7.3f} ms   "
         f"p99 {f.percentile(99):>7.3f} ms   ({f.count} calls)"
-        for name, f in floor.figures.items()
+        for f in floor.figures.values()
     ]
 
 
@@ -432,9 +440,9 @@ def floor_table(floors: dict[str, Floor]) -> str:
         "|---|---|---|---|",
     ]
     for backend, floor in floors.items():
-        for name, f in floor.figures.items():
+        for f in floor.figures.values():
             lines.append(
-                f"| {backend}: {OPERATIONS[name]} | {f.per_second:,.0f} | {f.percentile(50):.3f} | "
+                f"| {backend}: {f.label} | {f.per_second:,.0f} | {f.percentile(50):.3f} | "
                 f"{f.percentile(99):.3f} |"
             )
     return "\n".join(lines)

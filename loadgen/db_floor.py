@@ -55,6 +55,8 @@ class FloorMeasurementError(LochkitError):
 @dataclass
 class OperationFigures:
     operation: str
+    #: What was measured, for tables.
+    label: str
     latencies_ms: list[float] = field(default_factory=list)
 
     @property
@@ -73,6 +75,7 @@ class OperationFigures:
     def as_dict(self) -> dict[str, float | int | str]:
         return {
             "operation": self.operation,
+            "what": self.label,
             "calls": self.count,
             "ops_per_s": round(self.per_second, 1),
             "p50_ms": round(self.percentile(50), 3),
@@ -128,6 +131,33 @@ def measure_floor(
         adapter.erase_repositories([repository])
 
 
+def repeat(
+    name: str,
+    label: str,
+    prepare: Callable[[int], Callable[[], object]],
+    *,
+    operations: int | None,
+    seconds: float | None,
+    warmup: int,
+) -> OperationFigures:
+    """``warmup`` calls ``prepare(i)()``, then measured ones, ``operations`` of them or until
+    ``seconds`` of call time are spent; only the call ``prepare`` returns is timed."""
+    for i in range(warmup):
+        prepare(i)()
+    figures = OperationFigures(name, label)
+    spent = 0.0
+    i = warmup
+    while (operations is None or figures.count < operations) and (seconds is None or spent < seconds):
+        call = prepare(i)
+        t0 = time.perf_counter()
+        call()
+        elapsed = time.perf_counter() - t0
+        spent += elapsed
+        figures.latencies_ms.append(elapsed * 1000)
+        i += 1
+    return figures
+
+
 class _Measurement:
     def __init__(
         self,
@@ -146,26 +176,19 @@ class _Measurement:
 
     def run(self) -> Floor:
         calls = {"put": self._put, "read": self._read, "cas": self._cas_calls()}
-        return Floor({name: self._repeat(name, calls[name]) for name in OPERATIONS})
-
-    def _repeat(self, name: str, prepare: Callable[[int], Callable[[], object]]) -> OperationFigures:
-        """Calls ``prepare(i)()`` warm-up calls and then measured ones; only the latter is timed."""
-        for i in range(self.warmup):
-            prepare(i)()
-        figures = OperationFigures(name)
-        spent = 0.0
-        i = self.warmup
-        while (self.operations is None or figures.count < self.operations) and (
-            self.seconds is None or spent < self.seconds
-        ):
-            call = prepare(i)
-            t0 = time.perf_counter()
-            call()
-            elapsed = time.perf_counter() - t0
-            spent += elapsed
-            figures.latencies_ms.append(elapsed * 1000)
-            i += 1
-        return figures
+        return Floor(
+            {
+                name: repeat(
+                    name,
+                    OPERATIONS[name],
+                    calls[name],
+                    operations=self.operations,
+                    seconds=self.seconds,
+                    warmup=self.warmup,
+                )
+                for name in OPERATIONS
+            }
+        )
 
     def _put(self, i: int) -> Callable[[], object]:
         value = content_value(f"floor-{i}", 1, _table(i).to_bytes(f"floor-{i}"))

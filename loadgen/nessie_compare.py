@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from loadgen import pg_floor
 from loadgen.commit_bench import Bench, Tables, floor_table, new_repository_id
 from loadgen.db_floor import Floor, measure_floor, share
 from loadgen.nessie_jvm import NOT_PUBLISHED, NessieServe, NessieSideError, nessie_address
@@ -131,6 +132,8 @@ def compare_backend(
     nessie: NessieServe | None = None
     try:
         floor = comparison.floors[backend] = measure_floor(adapter, seconds=seconds)
+        if url is not None and adapter.name in pg_floor.BACKENDS:
+            floor.figures[pg_floor.NAME] = pg_floor.measure_raw_cas(url, seconds=seconds)
         for row in rows.values():
             row.cas_floor = floor.cas_per_second
         log(f"{backend}: floor {floor.cas_per_second:,.0f} compare-and-swaps/s")

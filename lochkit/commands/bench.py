@@ -107,7 +107,7 @@ def _bench(args: argparse.Namespace) -> int:
     name = args.backend[0]
     workdir = Path(tempfile.mkdtemp(prefix="lochkit-bench-"))
     try:
-        with _opened(name, args, workdir) as (adapter, _):
+        with _opened(name, args, workdir) as (adapter, url):
             print(
                 f"lochkit commit benchmark on {name} ({adapter.address}); {args.commits} commits per "
                 f"scenario; object cache: {args.object_cache}",
@@ -122,6 +122,7 @@ def _bench(args: argparse.Namespace) -> int:
                     key_counts=args.key_counts,
                     caches=CACHE_CHOICES[args.object_cache],
                     log=lambda line: print(line, flush=True),
+                    url=url,
                 )
             finally:
                 bench.erase()

@@ -10,7 +10,7 @@ import pytest
 
 from backends.inmemory.adapter import InMemoryAdapter
 from loadgen.commit_bench import Figures, Results, floor_table, markdown
-from loadgen.db_floor import Floor, FloorMeasurementError, OperationFigures, measure_floor, share
+from loadgen.db_floor import OPERATIONS, Floor, FloorMeasurementError, OperationFigures, measure_floor, share
 from loadgen.nessie_compare import Comparison, Row, floor_ratios
 from persist_spi.adapter import ObjRow, RefRow
 from persist_spi.logic.ownership import is_scratch
@@ -117,7 +117,7 @@ def test_a_floor_bounded_by_seconds_measures_until_the_call_time_is_spent() -> N
 
 
 def _floor(cas_ms: float) -> Floor:
-    return Floor({name: OperationFigures(name, [cas_ms] * 4) for name in ("put", "read", "cas")})
+    return Floor({name: OperationFigures(name, OPERATIONS[name], [cas_ms] * 4) for name in OPERATIONS})
 
 
 def test_the_benchmark_table_gives_each_scenario_its_share_of_the_cas_floor() -> None:
