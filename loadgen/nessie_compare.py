@@ -10,7 +10,7 @@ First each side warms up (Nessie's JIT needs it: 20 s by default), then rounds
 alternate: each round measures every scenario on both sides for the same number of seconds, the
 side that goes first swapping every round. The table holds the median commits/s of the rounds.
 Before the rounds, the database's own floor (:mod:`loadgen.db_floor`) is measured through
-lochkit's adapter for ``seconds`` per call, and a second table gives each side's commits/s as a
+lochkit's adapter, and a second table gives each side's commits/s as a
 share of its compare-and-swaps/s.
 Wall-clock figures on a shared machine move between runs; the ratio, taken from rounds that ran
 side by side, moves much less.
@@ -38,6 +38,8 @@ TABLES: Final = 100
 BRANCH: Final = "compare"
 #: lochkit's own warm-up per scenario and cache setting: fills caches, no JIT to wait for.
 LOCHKIT_WARMUP_S: Final = 1.0
+#: Calls of each kind measured for the database's floor (as ``lochkit bench``'s default --commits).
+FLOOR_CALLS: Final = 1000
 #: Backends whose data lives in the process's memory: both sides start every round afresh.
 HEAP_BACKENDS: Final = frozenset({"inmemory"})
 
@@ -131,9 +133,9 @@ def compare_backend(
     bench = Bench(adapter, new_repository_id())
     nessie: NessieServe | None = None
     try:
-        floor = comparison.floors[backend] = measure_floor(adapter, seconds=seconds)
+        floor = comparison.floors[backend] = measure_floor(adapter, operations=FLOOR_CALLS)
         if url is not None and adapter.name in pg_floor.BACKENDS:
-            floor.figures[pg_floor.NAME] = pg_floor.measure_raw_cas(url, seconds=seconds)
+            floor.figures[pg_floor.NAME] = pg_floor.measure_raw_cas(url, operations=FLOOR_CALLS)
         for row in rows.values():
             row.cas_floor = floor.cas_per_second
         log(f"{backend}: floor {floor.cas_per_second:,.0f} compare-and-swaps/s")
