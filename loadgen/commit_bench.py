@@ -15,6 +15,13 @@ sets are built with the same logic, in bulk, before measuring. A commit reads on
 incremental index and the index stripes of the keys it touches, so its cost should not grow with
 history depth or key count; this script shows whether that holds.
 
+Before the scenarios it measures the database's own floor through the backend adapter, in a
+scratch repository of its own (loadgen/db_floor.py): a compare-and-swap of a reference, a read of
+one object and a put of one new object, one at a time, as many of each as --commits. On
+PostgreSQL it also times the bare compare-and-swap statement through psycopg, to show what the
+adapter adds. Each scenario's line then gives its commits/s as a percentage of the adapter's
+compare-and-swaps/s ("of CAS floor").
+
 With --compare-nessie it runs the 1-put and 10-put scenarios side by side with Nessie's own
 implementation instead (loadgen/nessie_compare.py).
 """
@@ -31,6 +38,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from loadgen import pg_floor
+from loadgen.db_floor import Floor, measure_floor, share
+from loadgen.latencies import percentile
 from persist_spi import progress
 from persist_spi.adapter import BackendAdapter
 from persist_spi.config import StoreConfig
@@ -81,14 +91,6 @@ class Figures:
         }
 
 
-def percentile(values: Sequence[float], p: float) -> float:
-    """The element at round(p/100 * (n-1)) of the sorted values (0 when there are none)."""
-    data = sorted(values)
-    if not data:
-        return 0.0
-    return data[min(len(data) - 1, round(p / 100 * (len(data) - 1)))]
-
-
 @dataclass
 class WriterFigures:
     """One writer of the contended scenario."""
@@ -134,6 +136,7 @@ class Bench:
     (two Persists on the same rows, so data built once is measured both ways)."""
 
     def __init__(self, adapter: BackendAdapter, repository: str) -> None:
+        self.adapter = adapter
         config = StoreConfig(repository_id=repository)
         self.cached = open_persist(adapter, config)
         self.plain = open_persist(adapter, config, object_cache=False)
@@ -294,6 +297,25 @@ def _table(n: int, content_id: str | None = None) -> IcebergTable:
 class Results:
     scenarios: list[Figures] = field(default_factory=list)
     writers: list[WriterFigures] = field(default_factory=list)
+    #: The database's own floor, measured before the scenarios.
+    floor: Floor | None = None
+
+    def ratio(self, f: Figures) -> float | None:
+        """The scenario's commits/s as a share of the floor's compare-and-swaps/s."""
+        return None if self.floor is None else self.floor.ratio(f.per_second)
+
+    def document(self, backend: str) -> dict[str, object]:
+        """Every figure, as ``--json`` writes it."""
+        return {
+            "backend": backend,
+            "floor": None if self.floor is None else self.floor.as_dict(),
+            "results": [{**r.as_dict(), "cas_floor_ratio": _rounded(self.ratio(r))} for r in self.scenarios],
+            "contended": [w.as_dict() for w in self.writers],
+        }
+
+
+def _rounded(ratio: float | None) -> float | None:
+    return None if ratio is None else float(f"{ratio:.4g}")
 
 
 def run(
@@ -304,14 +326,22 @@ def run(
     key_counts: Sequence[int],
     caches: Sequence[bool],
     log: Callable[[str], None],
+    url: str | None = None,
 ) -> Results:
+    """Every scenario, after the database's floor; ``url`` is the server's (for the cross-check
+    through the database driver alone, where there is one: :mod:`loadgen.pg_floor`)."""
     results = Results()
 
     def measure(scenario: str, tables: Tables, puts: int) -> None:
         for cache in caches:
             results.scenarios.append(bench.measure(scenario, tables, puts, cache=cache, commits=commits))
-            log(scenario_line(results.scenarios[-1]))
+            log(scenario_line(results.scenarios[-1], results.ratio(results.scenarios[-1])))
 
+    results.floor = measure_floor(bench.adapter, operations=commits)
+    if url is not None and bench.adapter.name in pg_floor.BACKENDS:
+        results.floor.figures[pg_floor.NAME] = pg_floor.measure_raw_cas(url, operations=commits)
+    for line in floor_lines(results.floor):
+        log(line)
     bench.initialize()
     tables = bench.fresh_branch("throughput", 100)
     for puts in (1, 10):
@@ -331,12 +361,22 @@ def run(
     return results
 
 
-def scenario_line(f: Figures) -> str:
+def scenario_line(f: Figures, ratio: float | None = None) -> str:
     cache = "cache" if f.cache else "no cache"
+    of_floor = "" if ratio is None else f"   {share(ratio)} of CAS floor"
     return (
         f"{f.name:<22} {cache:<9} {f.per_second:>9.1f} commits/s   p50 {f.percentile(50):>7.2f} ms   "
-        f"p99 {f.percentile(99):>7.2f} ms   ({f.commits} commits)"
+        f"p99 {f.percentile(99):>7.2f} ms   ({f.commits} commits){of_floor}"
     )
+
+
+def floor_lines(floor: Floor) -> list[str]:
+    """The floor as the benchmark prints it, one line per adapter call."""
+    return [
+        f"floor: {f.label:<32} {f.per_second:>9.1f} ops/s       p50 {f.percentile(50):>7.3f} ms   "
+        f"p99 {f.percentile(99):>7.3f} ms   ({f.count} calls)"
+        for f in floor.figures.values()
+    ]
 
 
 def writer_line(w: WriterFigures) -> str:
@@ -350,24 +390,34 @@ def writer_line(w: WriterFigures) -> str:
 
 
 def markdown(backend: str, results: Results) -> str:
-    """The benchmark's figures as Markdown: a row per scenario, a column per object-cache setting;
-    then the two writers of the contended scenario."""
+    """The benchmark's figures as Markdown: a row per scenario, two columns per object-cache
+    setting (commits/s, and its share of the compare-and-swap floor); the floor; then the two
+    writers of the contended scenario."""
     caches = list(dict.fromkeys(f.cache for f in results.scenarios))
     label = {True: "cache", False: "no cache"}
     lines = [
         "| scenario | "
-        + " | ".join(f"{backend}, {label[c]}: commits/s (p50 / p99 ms)" for c in caches)
+        + " | ".join(
+            f"{backend}, {label[c]}: commits/s (p50 / p99 ms) | {label[c]}: % of CAS floor" for c in caches
+        )
         + " |",
-        "|---|" + "---|" * len(caches),
+        "|---|" + "---|---|" * len(caches),
     ]
     for name in dict.fromkeys(f.name for f in results.scenarios):
         cells = []
         for cache in caches:
             found = [f for f in results.scenarios if f.name == name and f.cache == cache]
-            cells += [
-                f"{f.per_second:,.0f} ({f.percentile(50):.2f} / {f.percentile(99):.1f})" for f in found[:1]
-            ] or ["—"]
+            for f in found[:1]:
+                ratio = results.ratio(f)
+                cells += [
+                    f"{f.per_second:,.0f} ({f.percentile(50):.2f} / {f.percentile(99):.1f})",
+                    share(ratio),
+                ]
+            if not found:
+                cells += ["—", "—"]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if results.floor is not None:
+        lines += ["", floor_table({backend: results.floor})]
     if results.writers:
         lines += [
             "",
@@ -379,6 +429,21 @@ def markdown(backend: str, results: Results) -> str:
             lines.append(
                 f"| {w.puts}-put writer | {d['commits_per_s']:,} | {d['attempts_mean']:.2f} "
                 f"({d['attempts_max']}) | {w.timeouts} |"
+            )
+    return "\n".join(lines)
+
+
+def floor_table(floors: dict[str, Floor]) -> str:
+    """The floors as Markdown: a row per backend and adapter call."""
+    lines = [
+        "| database floor (adapter calls, one at a time) | ops/s | p50 ms | p99 ms |",
+        "|---|---|---|---|",
+    ]
+    for backend, floor in floors.items():
+        for f in floor.figures.values():
+            lines.append(
+                f"| {backend}: {f.label} | {f.per_second:,.0f} | {f.percentile(50):.3f} | "
+                f"{f.percentile(99):.3f} |"
             )
     return "\n".join(lines)
 

@@ -9,6 +9,9 @@ server (their own tables or repository), with and without their object cache.
 First each side warms up (Nessie's JIT needs it: 20 s by default), then rounds
 alternate: each round measures every scenario on both sides for the same number of seconds, the
 side that goes first swapping every round. The table holds the median commits/s of the rounds.
+Before the rounds, the database's own floor (:mod:`loadgen.db_floor`) is measured through
+lochkit's adapter, and a second table gives each side's commits/s as a
+share of its compare-and-swaps/s.
 Wall-clock figures on a shared machine move between runs; the ratio, taken from rounds that ran
 side by side, moves much less.
 """
@@ -21,7 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from loadgen.commit_bench import Bench, Tables, new_repository_id
+from loadgen import pg_floor
+from loadgen.commit_bench import Bench, Tables, floor_table, new_repository_id
+from loadgen.db_floor import Floor, measure_floor, share
 from loadgen.nessie_jvm import NOT_PUBLISHED, NessieServe, NessieSideError, nessie_address
 from persist_spi.adapter import BackendAdapter
 from persist_spi.logic.ownership import new_scratch_id
@@ -33,6 +38,8 @@ TABLES: Final = 100
 BRANCH: Final = "compare"
 #: lochkit's own warm-up per scenario and cache setting: fills caches, no JIT to wait for.
 LOCHKIT_WARMUP_S: Final = 1.0
+#: Calls of each kind measured for the database's floor (as ``lochkit bench``'s default --commits).
+FLOOR_CALLS: Final = 1000
 #: Backends whose data lives in the process's memory: both sides start every round afresh.
 HEAP_BACKENDS: Final = frozenset({"inmemory"})
 
@@ -46,6 +53,8 @@ class Row:
     lochkit: list[float] = field(default_factory=list)
     #: Why there is no Nessie figure, if there is none.
     nessie_missing: str | None = None
+    #: Compare-and-swaps/s of the database measured in the same run (None when not measured).
+    cas_floor: float | None = None
 
     @property
     def nessie_median(self) -> float | None:
@@ -60,6 +69,10 @@ class Row:
         nessie = self.nessie_median
         return self.lochkit_median / nessie if nessie else None
 
+    def of_floor(self, commits_per_s: float | None) -> float | None:
+        """Commits/s as a share of the compare-and-swap floor."""
+        return commits_per_s / self.cas_floor if commits_per_s is not None and self.cas_floor else None
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "backend": self.backend,
@@ -71,6 +84,9 @@ class Row:
             "lochkit_median": self.lochkit_median,
             "ratio": self.ratio,
             "nessie_missing": self.nessie_missing,
+            "cas_floor_ops_per_s": self.cas_floor,
+            "lochkit_to_cas_floor": self.of_floor(self.lochkit_median),
+            "nessie_to_cas_floor": self.of_floor(self.nessie_median),
         }
 
 
@@ -83,6 +99,8 @@ class Comparison:
     rounds: int = 0
     seconds: float = 0.0
     warmup: dict[str, float] = field(default_factory=dict)
+    #: The database's own floor per backend, measured before the rounds.
+    floors: dict[str, Floor] = field(default_factory=dict)
 
 
 #: Nessie's JVM runs this long before the measured rounds, spread over the scenarios. Its JIT keeps
@@ -115,6 +133,12 @@ def compare_backend(
     bench = Bench(adapter, new_repository_id())
     nessie: NessieServe | None = None
     try:
+        floor = comparison.floors[backend] = measure_floor(adapter, operations=FLOOR_CALLS)
+        if url is not None and adapter.name in pg_floor.BACKENDS:
+            floor.figures[pg_floor.NAME] = pg_floor.measure_raw_cas(url, operations=FLOOR_CALLS)
+        for row in rows.values():
+            row.cas_floor = floor.cas_per_second
+        log(f"{backend}: floor {floor.cas_per_second:,.0f} compare-and-swaps/s")
         bench.initialize()
         tables = bench.fresh_branch(BRANCH, TABLES)
         if backend in NOT_PUBLISHED or classpath is None:
@@ -241,6 +265,22 @@ def table(comparison: Comparison) -> str:
             f"{'n/a' if ratio is None else f'{ratio:.2f}'} |"
         )
     return "\n".join(lines)
+
+
+def floor_ratios(comparison: Comparison) -> str:
+    """Each side's commits/s as a share of the same run's compare-and-swap floor, then the floors."""
+    lines = [
+        "| backend | scenario | object cache | CAS floor ops/s | Nessie, % of floor | lochkit, % of floor |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in comparison.rows:
+        nessie, lochkit = row.of_floor(row.nessie_median), row.of_floor(row.lochkit_median)
+        lines.append(
+            f"| {row.backend} | {row.puts}-put | {'on' if row.cache else 'off'} | "
+            f"{'n/a' if row.cas_floor is None else f'{row.cas_floor:,.0f}'} | "
+            f"{share(nessie)} | {share(lochkit)} |"
+        )
+    return "\n".join(lines) + "\n\n" + floor_table(comparison.floors)
 
 
 def notes(comparison: Comparison) -> str:

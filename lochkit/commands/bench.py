@@ -107,7 +107,7 @@ def _bench(args: argparse.Namespace) -> int:
     name = args.backend[0]
     workdir = Path(tempfile.mkdtemp(prefix="lochkit-bench-"))
     try:
-        with _opened(name, args, workdir) as (adapter, _):
+        with _opened(name, args, workdir) as (adapter, url):
             print(
                 f"lochkit commit benchmark on {name} ({adapter.address}); {args.commits} commits per "
                 f"scenario; object cache: {args.object_cache}",
@@ -122,20 +122,14 @@ def _bench(args: argparse.Namespace) -> int:
                     key_counts=args.key_counts,
                     caches=CACHE_CHOICES[args.object_cache],
                     log=lambda line: print(line, flush=True),
+                    url=url,
                 )
             finally:
                 bench.erase()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     if args.json:
-        _write_json(
-            args.json,
-            {
-                "backend": name,
-                "results": [r.as_dict() for r in results.scenarios],
-                "contended": [w.as_dict() for w in results.writers],
-            },
-        )
+        _write_json(args.json, results.document(name))
     if args.markdown_out:
         source = f"backend {name}, {args.commits} commits per scenario"
         _write_snippet(args, markdown(name, results), source)
@@ -144,7 +138,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from loadgen.commit_bench import CACHE_CHOICES
-    from loadgen.nessie_compare import Comparison, compare_backend, notes, table, warmup_seconds
+    from loadgen.nessie_compare import Comparison, compare_backend, floor_ratios, notes, table, warmup_seconds
     from loadgen.nessie_jvm import NESSIE_BACKENDS, build
 
     comparison = Comparison(rounds=args.rounds, seconds=args.seconds)
@@ -173,11 +167,9 @@ def _compare(args: argparse.Namespace) -> int:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print()
-    print(table(comparison))
-    print()
-    print(notes(comparison))
+    text = table(comparison) + "\n\n" + notes(comparison) + "\n\n" + floor_ratios(comparison)
+    print(text)
     if args.markdown_out:
-        text = table(comparison) + "\n\n" + notes(comparison)
         _write_snippet(args, text, f"backends: {', '.join(args.backend)}")
     if args.json:
         _write_json(
@@ -189,6 +181,7 @@ def _compare(args: argparse.Namespace) -> int:
                 "seconds": comparison.seconds,
                 "warmup": comparison.warmup,
                 "rows": [r.as_dict() for r in comparison.rows],
+                "floors": {b: f.as_dict() for b, f in comparison.floors.items()},
             },
         )
     return 0

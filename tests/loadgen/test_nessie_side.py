@@ -172,6 +172,9 @@ def test_in_memory_comparison_rounds_start_on_fresh_repositories(classpath: str,
         assert len(row.lochkit) == len(row.nessie) == 2
         assert min(row.lochkit) > 0
         assert min(row.nessie) > 0
-    # Each round's repository was dropped when the next began, the last one at the end.
+    # The database's floor was measured in the same run, and each row knows it.
+    assert {r.cas_floor for r in comparison.rows} == {comparison.floors["inmemory"].cas_per_second}
+    assert comparison.floors["inmemory"].cas_per_second > 0
+    # Each round's repository (and the floor's scratch one) was dropped, the last one at the end.
     assert adapter._objs == {}
     assert adapter._refs == {}

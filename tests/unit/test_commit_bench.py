@@ -71,6 +71,27 @@ def test_object_cache_switch_measures_one_way(tmp_path: Path) -> None:
     assert {r["object_cache"] for r in json.loads(out.read_text())["results"]} == {False}
 
 
+def test_the_database_floor_is_measured_in_the_same_run_and_beside_every_scenario(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    done = bench(
+        "--backend", "inmemory", "--commits", "4", "--deep", "101", "--key-counts", "5",
+        "--object-cache", "on", "--json", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(out.read_text())
+    floor = figures["floor"]
+    assert list(floor) == ["put", "read", "cas"]
+    assert all(f["calls"] == 4 and f["ops_per_s"] > 0 for f in floor.values())
+    for result in figures["results"]:
+        expected = result["commits_per_s"] / floor["cas"]["ops_per_s"]
+        assert abs(result["cas_floor_ratio"] - expected) <= 0.01 * expected
+    # Printed before the scenarios, and each scenario's line gives its share.
+    lines = done.stdout.splitlines()
+    first_scenario = next(i for i, line in enumerate(lines) if line.startswith("1-put commits"))
+    assert "floor: compare-and-swap a reference" in "\n".join(lines[:first_scenario])
+    assert all("of CAS floor" in line for line in lines if "commits/s   p50" in line)
+
+
 def test_bad_arguments_are_refused_with_the_reason() -> None:
     done = bench("--key-counts", "100,lots")
     assert done.returncode == 2
