@@ -129,7 +129,7 @@ class BigtableProvisioner(ServerProvisioner):
 
         image = IMAGES["bigtable"]
         container = DockerContainer(image).with_exposed_ports(CONTAINER_PORT)
-        container = container.with_command(" ".join(CONTAINER_COMMAND))
+        container = container.with_command(list(CONTAINER_COMMAND))
         container.start()
         try:
             wait_for_logs(container, _CONTAINER_READY, timeout=_START_TIMEOUT)
