@@ -39,6 +39,8 @@ NOT_PUBLISHED: Final = {
     "dynamodb": "Nessie publishes no DynamoDB storage module",
     "mariadb": "Nessie publishes no JDBC2 storage module, and the program's stand-in for it speaks "
     "PostgreSQL only",
+    "bigtable": "Nessie publishes no Bigtable storage module: its Bigtable store ships only inside "
+    "the Nessie server, and the program has no stand-in for it",
 }
 #: Seconds a command (a measured round, a set-up) may take before the JVM is given up on.
 COMMAND_TIMEOUT_S: Final = 600.0

@@ -8,9 +8,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Final, Protocol
 
 from persist_spi.errors import LochkitError
@@ -95,6 +96,10 @@ class ServerProvisioner(ABC):
 
     #: The backend name(s) it serves.
     backends: tuple[str, ...] = ()
+    #: Backends whose local server cannot be restarted on its data, each with the reason (e.g. an
+    #: emulator that keeps everything in memory): their :meth:`restartable_process` is refused, and
+    #: the reliability campaign reports its server-restart part as not applicable with this reason.
+    not_restartable: Mapping[str, str] = MappingProxyType({})
 
     def install(self, backend: str) -> str:
         """Install the local server into the user's cache if missing (idempotent); returns what
@@ -116,6 +121,9 @@ class ServerProvisioner(ABC):
     def restartable_process(self, backend: str, workdir: Path) -> Provisioned:
         """Like :meth:`local_process`, but configured so that acknowledged writes survive a
         SIGKILL of the server, with a :attr:`Provisioned.control` to kill and restart it."""
+        reason = self.not_restartable.get(backend)
+        if reason is not None:
+            raise ProvisioningFailed(f"{backend}: its local server cannot be restarted on its data: {reason}")
         raise ProvisioningFailed(f"{backend}: no restartable local server is known")
 
 

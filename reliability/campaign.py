@@ -104,6 +104,8 @@ class _Backend:
     target: Target
     control: ServerControl | None
     server: str
+    #: Why its server cannot be restarted on its data (its provisioner's declaration), if so.
+    not_restartable: str | None = None
 
 
 @contextlib.contextmanager
@@ -131,12 +133,17 @@ def _backend(name: str, url: str | None, work: Path, log: Log) -> Iterator[_Back
     provisioner = provisioners().get(name)
     if provisioner is None:
         raise LookupError(f"{name}: no local server is known; pass --url to run against your own")
-    log(f"{name}: starting a restartable local server")
-    provisioned = provisioner.restartable_process(name, work / "server")
+    not_restartable = provisioner.not_restartable.get(name)
+    if not_restartable is None:
+        log(f"{name}: starting a restartable local server")
+        provisioned = provisioner.restartable_process(name, work / "server")
+    else:
+        log(f"{name}: starting a local server (it cannot be restarted on its data)")
+        provisioned = provisioner.local_process(name, work / "server")
     try:
         target = Target.open(name, provisioned.url, provisioned.options, repository_id=repository)
         try:
-            yield _Backend(target, provisioned.control, provisioned.server)
+            yield _Backend(target, provisioned.control, provisioned.server, not_restartable)
         finally:
             target.close()
     finally:
@@ -229,11 +236,12 @@ def run_backend(
         if "server" in parts:
             control = backend.control
             if control is None:
-                figures.not_applicable["server faults"] = (
-                    "embedded: no server process"
-                    if url is None
-                    else "external server: lochkit cannot restart it"
-                )
+                if url is not None:
+                    figures.not_applicable["server faults"] = "external server: lochkit cannot restart it"
+                else:
+                    figures.not_applicable["server faults"] = (
+                        backend.not_restartable or "embedded: no server process"
+                    )
             else:
                 runs.run(
                     "server restarts", lambda: _server(target, control, profile, seed, work, figures, log)

@@ -24,11 +24,17 @@ PRELOAD = (
     "backends.cassandra.adapter",
     "backends.dynamodb.adapter",
     "backends.rocksdb.adapter",
+    # Google's client and gRPC take seconds to import on a loaded machine: a writer that imported
+    # them itself was still starting when the campaign killed the lease's holder. gRPC is safe to
+    # fork here: the fork server imports it but never opens a channel.
+    "backends.bigtable.adapter",
+    "backends.mariadb.adapter",
     "psycopg",
     "psycopg_pool",
     "pymongo",
     "cassandra.cluster",
     "boto3",
+    "pymysql",
     "rocksdict",
 )
 

@@ -22,6 +22,8 @@ CALL_BOUNDS: Final[dict[str, float]] = {
     "scylladb": 30.0,
     # connect 3 s, read 20 s, up to 3 attempts for reads and unconditional writes
     "dynamodb": 70.0,
+    # timeout 30 s per request (the gRPC deadline, connecting included), never retried by the client
+    "bigtable": 45.0,
 }
 DEFAULT_BOUND: Final = 60.0
 

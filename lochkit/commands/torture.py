@@ -32,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME[,NAME...]",
-        help=f"backend(s), repeatable or comma-separated; 'all' = {', '.join(LOCAL_BACKENDS)}",
+        help=f"backend(s), repeatable or comma-separated; 'all' = {', '.join(LOCAL_BACKENDS)} "
+        "(others, such as bigtable, run when named)",
     )
     parser.add_argument(
         "--profile",

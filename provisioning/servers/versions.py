@@ -18,6 +18,8 @@ IMAGES: Final[dict[str, str]] = {
     "cassandra": "cassandra:5.0.9",
     "scylladb": "scylladb/scylla:6.2.3",
     "dynamodb": "amazon/dynamodb-local:2.6.1",
+    # Google's Cloud SDK image with its emulators (the Bigtable one is the same Go emulator).
+    "bigtable": "gcr.io/google.com/cloudsdktool/google-cloud-cli:546.0.0-emulators",
     "nessie": f"ghcr.io/projectnessie/nessie:{NESSIE_VERSION}",
 }
 

@@ -46,6 +46,8 @@ def test_each_backend_gets_the_address_nessie_can_use(tmp_path: Path) -> None:
         nessie_address("cassandra", "cassandra://h:9042/ks", tmp_path)
     with pytest.raises(NessieSideError, match=r"no JDBC2 storage module.*PostgreSQL only"):
         nessie_address("mariadb", "mariadb://u:p@h:3306/db", tmp_path)
+    with pytest.raises(NessieSideError, match=r"no Bigtable storage module.*only inside the Nessie server"):
+        nessie_address("bigtable", "bigtable://h:8086?project=p&instance=i", tmp_path)
     with pytest.raises(NessieSideError, match="needs the database's URL"):
         nessie_address("postgres", None, tmp_path)
 

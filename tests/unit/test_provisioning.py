@@ -108,12 +108,13 @@ def test_without_an_engine_auto_does_not_choose_containers() -> None:
 
 
 @pytest.mark.usefixtures("no_docker_engine")
-@pytest.mark.parametrize("backend", SERVER_BACKENDS)
+@pytest.mark.parametrize("backend", [*SERVER_BACKENDS, "bigtable"])
 def test_forcing_testcontainers_without_an_engine_names_the_image_and_the_fix(
     backend: str, tmp_path: Path
 ) -> None:
+    # No factory: Bigtable's (whose client is an extra of its own) is not needed to reach the engine.
     with pytest.raises(ProvisioningFailed) as e:
-        _provision(backend, tmp_path, method="testcontainers")
+        provision(backend, None, urls={}, method="testcontainers", workdir=tmp_path)
     message = str(e.value)
     assert message.startswith(f"{backend}: ")
     assert IMAGES[backend] in message
@@ -146,3 +147,14 @@ def test_toxiproxy_status_is_its_version_once_built_else_the_go_that_builds_it(
     after = toxiproxy.PROVISIONER.local_status("toxiproxy")
     assert after.installed == f"Toxiproxy {toxiproxy.VERSION} at {binary}"
     assert after.needs == ()
+
+
+def test_a_server_declared_not_restartable_is_refused_with_the_reason(tmp_path: Path) -> None:
+    from provisioning.servers import bigtable
+
+    with pytest.raises(ProvisioningFailed) as e:
+        bigtable.PROVISIONER.restartable_process("bigtable", tmp_path)
+    assert str(e.value) == (
+        f"bigtable: its local server cannot be restarted on its data: {bigtable.NOT_RESTARTABLE}"
+    )
+    assert not any(tmp_path.iterdir())  # refused before anything started

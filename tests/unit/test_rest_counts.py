@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 import conformance.all
-from conformance import snippets
+from conformance import rest_counts, snippets
 from conformance.rest_counts import (
-    COLLECT_ARGS,
     TARGETS,
     Prediction,
     check,
+    collect_args,
     is_version_store_suite,
     markdown,
     predicted,
@@ -41,7 +41,7 @@ def prediction(pytester: pytest.Pytester) -> Prediction:
         # Only the version-store suites run over REST: collect just them, as the command does.
         suites = ", ".join(n for n, suite in vars(conformance.all).items() if is_version_store_suite(suite))
         pytester.makepyfile(test_version_store=f"from conformance.all import {suites}  # noqa: F401")
-        items, _ = pytester.inline_genitems("-p", "no:cacheprovider", *COLLECT_ARGS)
+        items, _ = pytester.inline_genitems("-p", "no:cacheprovider", *collect_args())
         _PREDICTION.append(prediction_of(items))
     return _PREDICTION[0]
 
@@ -94,3 +94,20 @@ def test_the_check_is_a_command_that_exits_1_on_a_difference(prediction: Predict
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "nessie: differs" in done.stdout
+
+
+def test_a_target_whose_driver_is_missing_is_predicted_as_if_collected(
+    prediction: Prediction, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bigtable's client is not in the ``all`` extra (nor in CI): its ``serve:`` target cannot be
+    collected there, and is predicted from its declared capabilities over another target's tests,
+    which must give what collecting it gives where it is installed."""
+    pytest.importorskip("google.cloud.bigtable_v2")
+    target = "serve:bigtable"
+    # The collected items once each (a test that needs no backend is listed under every target).
+    items = list({id(item): item for items in prediction.collected.values() for item in items}.values())
+    monkeypatch.setattr(rest_counts, "_collectable", lambda t: t != target)
+    without = prediction_of([item for item in items if rest_counts.owner(item) != target])
+    assert without.counts(target) == prediction.counts(target)
+    assert len(without.collected[target]) == len(prediction.collected[target])
+    assert target not in collect_args()[-1].split(",")
