@@ -3,6 +3,8 @@ the same database, caches off, and secrets kept out of the command line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from provisioning.base import ProvisioningFailed
@@ -97,3 +99,20 @@ def test_bigtable_points_nessie_at_the_same_emulator_instance_and_tables() -> No
 def test_what_cannot_be_shared_is_refused_with_the_reason(backend: str, url: str) -> None:
     with pytest.raises(ProvisioningFailed, match="nessie: "):
         shared_store(backend, url)
+
+
+def test_a_fresh_bigtable_database_gives_both_sides_the_same_table_names(tmp_path: Path) -> None:
+    """lochkit's URL (in Nessie's layout) and Nessie's properties for one shared Bigtable database
+    name the same tables: Nessie joins its table prefix and the name with '_', and so does lochkit."""
+    pytest.importorskip("google.cloud.bigtable_v2")
+    from backends.bigtable.config import parse_url
+    from reliability.shared_db.database import fresh_bigtable
+
+    db = fresh_bigtable("bigtable://127.0.0.1:8086?project=lochkit&instance=lochkit", tmp_path)
+    other = fresh_bigtable("bigtable://127.0.0.1:8086?project=lochkit&instance=lochkit", tmp_path)
+    props = shared_store(db.backend, db.url).properties
+    prefix = props["nessie.version.store.persist.bigtable.table-prefix"]
+    settings = parse_url(db.lochkit_url)
+    assert (settings.refs_table, settings.objs_table) == (f"{prefix}_refs", f"{prefix}_objs")
+    assert settings.layout.name == "nessie"
+    assert other.url != db.url  # a fresh prefix per database
