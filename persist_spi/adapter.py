@@ -181,7 +181,9 @@ class BackendAdapter(ABC):
 
     @abstractmethod
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
-        """Atomically replace the row if it exists and ``same_condition(expected)``; else False."""
+        """Atomically replace the row if it exists and ``same_condition(expected)``; else False.
+        ``expected`` also carries the history its caller holds, for an adapter whose stored form
+        can only be compared whole (Bigtable in Nessie's layout)."""
 
     @abstractmethod
     def delete_ref(self, repo: str, expected: RefRow) -> bool:

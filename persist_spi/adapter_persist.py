@@ -157,13 +157,14 @@ class AdapterPersist(Persist):
         return ref.with_deleted(True)
 
     def purge_reference(self, ref: Reference) -> None:
-        if not self._adapter.delete_ref(self._repo, _condition_row(ref.with_deleted(True))):
+        if not self._adapter.delete_ref(self._repo, _to_row(ref.with_deleted(True), self._layout)):
             self._raise_ref_change_failed(ref.name)
 
     def update_reference_pointer(self, ref: Reference, new_pointer: ObjId) -> Reference:
         current = ref.with_deleted(False)
         updated = current.for_new_pointer(new_pointer, self._config, self._clock.micros())
-        if not self._adapter.update_ref(self._repo, _condition_row(current), _to_row(updated, self._layout)):
+        expected = _to_row(current, self._layout)
+        if not self._adapter.update_ref(self._repo, expected, _to_row(updated, self._layout)):
             self._raise_ref_change_failed(ref.name)
         return updated
 
@@ -219,21 +220,18 @@ def _version_token(obj: Obj) -> str:
     return token
 
 
-def _to_row(ref: Reference, layout: StorageLayout | None, *, with_history: bool = True) -> RefRow:
+def _to_row(ref: Reference, layout: StorageLayout) -> RefRow:
+    """The row of ``ref``; as the expected row of a compare-and-swap it carries the history the
+    caller holds: most adapters compare only :meth:`RefRow.same_condition`'s fields, but one that
+    compares the whole stored reference (Bigtable in Nessie's layout) needs the history too."""
     return RefRow(
         ref.name,
         bytes(ref.pointer),
         ref.deleted,
         ref.created_at_micros,
         None if ref.extended_info_obj is None else bytes(ref.extended_info_obj),
-        layout.encode_history(ref.previous_pointers) if layout is not None and with_history else b"",
+        layout.encode_history(ref.previous_pointers),
     )
-
-
-def _condition_row(ref: Reference) -> RefRow:
-    """The expected row of a compare-and-swap: history is no part of the condition
-    (:meth:`RefRow.same_condition`), so it is not encoded."""
-    return _to_row(ref, None, with_history=False)
 
 
 def _from_row(row: RefRow, layout: StorageLayout) -> Reference:

@@ -30,7 +30,7 @@ from backends.bigtable.capabilities import CAPABILITIES, MUTATIONS_PER_REQUEST
 from backends.bigtable.config import BigtableSettings
 from backends.bigtable.errors import not_connected, translate
 from backends.bigtable.schema import setup_schema, verify_schema
-from backends.bigtable.statements import OBJS_FAMILY, REFS_FAMILY
+from backends.bigtable.statements import OBJS_FAMILY, REFS_FAMILY, cell_format
 from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
 from persist_spi.errors import UnknownOperationResult
 from persist_spi.layouts import StorageLayout
@@ -63,6 +63,7 @@ class BigtableAdapter(BackendAdapter):
         self._refs = settings.table_path(settings.refs_table)
         self._objs = settings.table_path(settings.objs_table)
         self._profile = settings.app_profile or ""
+        self._cells = cell_format(settings.layout)
         self._data, self._admin = settings.clients()
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -78,6 +79,9 @@ class BigtableAdapter(BackendAdapter):
     @property
     def layout(self) -> StorageLayout:
         return self._settings.layout
+
+    def repository_id_problem(self, repo: str) -> str | None:
+        return self._cells.repository_id_problem(repo)
 
     def setup_schema(self) -> str:
         return self._call(
@@ -105,11 +109,11 @@ class BigtableAdapter(BackendAdapter):
     # --- references ------------------------------------------------------------------------------
 
     def fetch_refs(self, repo: str, names: Sequence[str]) -> list[RefRow | None]:
-        prefix = statements.repo_prefix(repo)
+        prefix = self._cells.repo_prefix(repo)
         keys = [prefix + n.encode() for n in names]
         found = self._fetch(self._refs, keys, messages.family(REFS_FAMILY), "read references")
         return [
-            None if (row := found.get(k)) is None else statements.ref_row(n, row)
+            None if (row := found.get(k)) is None else self._cells.ref_row(n, row)
             for n, k in zip(names, keys, strict=True)
         ]
 
@@ -117,65 +121,77 @@ class BigtableAdapter(BackendAdapter):
         matched = self._check_and_mutate(
             "create a reference",
             self._refs,
-            statements.repo_prefix(repo) + row.name.encode(),
-            messages.column(REFS_FAMILY, statements.IDENTITY),
-            otherwise=messages.set_cells(REFS_FAMILY, statements.ref_cells(row)),
+            self._cells.repo_prefix(repo) + row.name.encode(),
+            messages.column(REFS_FAMILY, self._cells.ref_marker),
+            otherwise=self._set_cells(REFS_FAMILY, self._cells.ref_cells(row)),
         )
         return not matched
 
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
-        return self._check_and_mutate(
-            "update a reference",
-            self._refs,
-            statements.repo_prefix(repo) + expected.name.encode(),
-            messages.column_equals(REFS_FAMILY, statements.IDENTITY, statements.identity(expected)),
-            matched=messages.set_cells(REFS_FAMILY, statements.ref_cells(new)),
+        return self._ref_swap(
+            "update a reference", repo, expected, self._set_cells(REFS_FAMILY, self._cells.ref_cells(new))
         )
 
     def delete_ref(self, repo: str, expected: RefRow) -> bool:
-        return self._check_and_mutate(
-            "delete a reference",
-            self._refs,
-            statements.repo_prefix(repo) + expected.name.encode(),
-            messages.column_equals(REFS_FAMILY, statements.IDENTITY, statements.identity(expected)),
-            matched=[messages.delete_row()],
-        )
+        return self._ref_swap("delete a reference", repo, expected, [messages.delete_row()])
+
+    def _ref_swap(self, action: str, repo: str, expected: RefRow, mutations: Sequence[Mutation]) -> bool:
+        """A reference's compare-and-swap. Bigtable compares one cell's whole value; in Nessie's
+        layout that is the whole ``ReferenceProto``, history included. The first attempt expects
+        the value lochkit writes for ``expected``. If it fails, the stored row is read: when it
+        holds what ``expected`` is compared on (pointer, deleted, created, extended info) but its
+        value differs (another history, or bytes another writer encoded otherwise), the swap is
+        repeated on exactly the value read, so a concurrent change still makes it fail."""
+        key = self._cells.repo_prefix(repo) + expected.name.encode()
+        qualifier, value = self._cells.ref_condition(expected)
+        if value is not None and self._ref_check_and_mutate(action, key, qualifier, value, mutations):
+            return True
+        cells = self._fetch(self._refs, [key], messages.family(REFS_FAMILY), "read references").get(key)
+        if cells is None or not self._cells.ref_row(expected.name, cells).same_condition(expected):
+            return False
+        stored = cells.get(qualifier)
+        if stored is None or stored == value:
+            return False  # the value just failed: it changed in between
+        return self._ref_check_and_mutate(action, key, qualifier, stored, mutations)
+
+    def _ref_check_and_mutate(
+        self, action: str, key: bytes, qualifier: bytes, value: bytes, mutations: Sequence[Mutation]
+    ) -> bool:
+        predicate = messages.column_equals(REFS_FAMILY, qualifier, value)
+        return self._check_and_mutate(action, self._refs, key, predicate, matched=mutations)
 
     # --- objects ---------------------------------------------------------------------------------
 
     def fetch_objs(self, repo: str, ids: Sequence[bytes]) -> list[ObjRow | None]:
-        prefix = statements.repo_prefix(repo)
+        prefix = self._cells.repo_prefix(repo)
         keys = [prefix + i for i in ids]
         found = self._fetch(self._objs, keys, messages.family(OBJS_FAMILY), "read objects")
         return [
-            None if (row := found.get(k)) is None else statements.obj_row(i, row)
+            None if (row := found.get(k)) is None else self._cells.obj_row(i, row)
             for i, k in zip(ids, keys, strict=True)
         ]
 
     def insert_objs(self, repo: str, rows: Sequence[ObjRow]) -> list[bool]:
-        prefix = statements.repo_prefix(repo)
+        prefix = self._cells.repo_prefix(repo)
         if len(rows) <= 1:
             return [self._insert_one(prefix, row) for row in rows]
         return list(self._executor().map(lambda row: self._insert_one(prefix, row), rows))
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
-        prefix = statements.repo_prefix(repo)
-        entries = [
-            (prefix + row.obj_id, messages.replace_row(OBJS_FAMILY, statements.obj_cells(row)))
-            for row in rows
-        ]
+        prefix = self._cells.repo_prefix(repo)
+        entries = [(prefix + row.obj_id, self._replace_row(row)) for row in rows]
         self._mutate_rows(self._objs, entries, "upsert objects")
 
     def delete_objs(self, repo: str, ids: Sequence[bytes]) -> None:
-        prefix = statements.repo_prefix(repo)
+        prefix = self._cells.repo_prefix(repo)
         self._mutate_rows(self._objs, [(prefix + i, [messages.delete_row()]) for i in ids], "delete objects")
 
     def delete_obj_if_referenced(self, repo: str, obj_id: bytes, referenced: int) -> bool:
         return self._check_and_mutate(
             "delete an object by its referenced time",
             self._objs,
-            statements.repo_prefix(repo) + obj_id,
-            messages.column_equals(OBJS_FAMILY, statements.REFERENCED, statements.referenced(referenced)),
+            self._cells.repo_prefix(repo) + obj_id,
+            messages.column_equals(OBJS_FAMILY, statements.REFERENCED, self._cells.referenced(referenced)),
             matched=[messages.delete_row()],
         )
 
@@ -183,13 +199,9 @@ class BigtableAdapter(BackendAdapter):
         return self._check_and_mutate(
             "update an object conditionally",
             self._objs,
-            statements.repo_prefix(repo) + row.obj_id,
-            messages.column_equals(
-                OBJS_FAMILY,
-                statements.TYPE_AND_TOKEN,
-                statements.type_and_token(expected_type, expected_token),
-            ),
-            matched=messages.replace_row(OBJS_FAMILY, statements.obj_cells(row)),
+            self._cells.repo_prefix(repo) + row.obj_id,
+            self._version_predicate(expected_type, expected_token),
+            matched=self._replace_row(row),
         )
 
     def delete_obj_if_version(
@@ -198,30 +210,26 @@ class BigtableAdapter(BackendAdapter):
         return self._check_and_mutate(
             "delete an object conditionally",
             self._objs,
-            statements.repo_prefix(repo) + obj_id,
-            messages.column_equals(
-                OBJS_FAMILY,
-                statements.TYPE_AND_TOKEN,
-                statements.type_and_token(expected_type, expected_token),
-            ),
+            self._cells.repo_prefix(repo) + obj_id,
+            self._version_predicate(expected_type, expected_token),
             matched=[messages.delete_row()],
         )
 
     def scan_objs(self, repo: str, types: frozenset[str] | None) -> Iterator[ObjRow]:
         """One range read of the repository's key range; types are filtered here (a type is a
         cell of the row, and a row filter cannot keep a whole row for the value of one cell)."""
-        prefix = statements.repo_prefix(repo)
-        wanted = None if not types else {t.encode() for t in types}
+        prefix = self._cells.repo_prefix(repo)
         rows = messages.prefix_range(prefix, statements.prefix_end(prefix))
         for key, row in self._stream(self._objs, rows, messages.family(OBJS_FAMILY), "scan objects"):
-            if wanted is None or row.get(statements.TYPE) in wanted:
-                yield statements.obj_row(key[len(prefix) :], row)
+            obj_id = key[len(prefix) :]
+            if not types or self._cells.obj_type(obj_id, row) in types:
+                yield self._cells.obj_row(obj_id, row)
 
     def list_repositories(self) -> Iterator[str]:
         """A keys-only read of the references table; the objects table is not read."""
         seen: set[str] = set()
         for key, _ in self._stream(self._refs, RowSet(), messages.keys_only(), "list repositories"):
-            repo = statements.repo_of_key(key)
+            repo = self._cells.repo_of_key(key)
             if repo is not None and repo not in seen:
                 seen.add(repo)
                 yield repo
@@ -229,7 +237,7 @@ class BigtableAdapter(BackendAdapter):
     def erase_repositories(self, repos: Collection[str]) -> None:
         for repo in sorted(set(repos)):
             for table in (self._refs, self._objs):
-                self._drop_prefix(table, statements.repo_prefix(repo))
+                self._drop_prefix(table, self._cells.repo_prefix(repo))
 
     # --- plumbing --------------------------------------------------------------------------------
 
@@ -248,13 +256,30 @@ class BigtableAdapter(BackendAdapter):
             "insert an object",
             self._objs,
             prefix + row.obj_id,
-            messages.column(OBJS_FAMILY, statements.TYPE),
-            matched=messages.set_cells(
-                OBJS_FAMILY, {statements.REFERENCED: statements.referenced(row.referenced)}
+            messages.column(OBJS_FAMILY, self._cells.obj_marker),
+            matched=self._set_cells(
+                OBJS_FAMILY, {statements.REFERENCED: self._cells.referenced(row.referenced)}
             ),
-            otherwise=messages.set_cells(OBJS_FAMILY, statements.obj_cells(row)),
+            otherwise=self._set_cells(OBJS_FAMILY, self._cells.obj_cells(row)),
         )
         return not matched
+
+    def _set_cells(self, family: str, cells: dict[bytes, bytes]) -> list[Mutation]:
+        return messages.set_cells(family, cells, self._cells.cell_timestamp_micros)
+
+    def _replace_row(self, row: ObjRow) -> list[Mutation]:
+        cells = self._cells.obj_cells(row)
+        return messages.replace_row(OBJS_FAMILY, cells, self._cells.cell_timestamp_micros)
+
+    def _version_predicate(self, obj_type: str, token: str) -> RowFilter:
+        """The object's row holds this type and version token (one cell or two, by layout)."""
+        first, *rest = (
+            messages.column_equals(OBJS_FAMILY, qualifier, value)
+            for qualifier, value in self._cells.version_condition(obj_type, token)
+        )
+        for predicate in rest:
+            first = messages.both(first, predicate)
+        return first
 
     def _check_and_mutate(
         self,

@@ -12,6 +12,11 @@ Two URL forms:
 The URL never carries a secret: credentials in it are refused (the message masks them), so no
 address lochkit prints or writes can leak one. Tables are ``<table_prefix>refs`` and
 ``<table_prefix>objs``.
+
+``layout=nessie`` opens the tables of a Nessie server's Bigtable store instead
+(:mod:`backends.bigtable.statements`). ``table_prefix`` then means what Nessie's
+``nessie.version.store.persist.bigtable.table-prefix`` means: tables ``<prefix>_refs`` and
+``<prefix>_objs``, or ``refs`` and ``objs`` without a prefix (Nessie's default).
 """
 
 from __future__ import annotations
@@ -24,12 +29,14 @@ from urllib.parse import parse_qs, urlsplit
 
 from persist_spi import hints
 from persist_spi.errors import BackendConfigError
-from persist_spi.layouts import LOCHKIT_LAYOUT, StorageLayout, parse_layout
+from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout, parse_layout
 
 BACKEND: Final = "bigtable"
 DEFAULT_PROJECT: Final = "lochkit"
 DEFAULT_INSTANCE: Final = "lochkit"
 DEFAULT_TABLE_PREFIX: Final = "lochkit_"
+#: Nessie's Bigtable store joins its table prefix and the table name with this.
+NESSIE_PREFIX_SEPARATOR: Final = "_"
 #: The host name that selects Cloud Bigtable itself instead of an emulator.
 GOOGLE_HOST: Final = "google"
 #: gRPC's own limits are lifted (as Google's clients do); Bigtable's limits are declared instead.
@@ -60,11 +67,17 @@ class BigtableSettings:
 
     @property
     def refs_table(self) -> str:
-        return f"{self.table_prefix}refs"
+        return self._table("refs")
 
     @property
     def objs_table(self) -> str:
-        return f"{self.table_prefix}objs"
+        return self._table("objs")
+
+    def _table(self, name: str) -> str:
+        if self.layout is not NESSIE_LAYOUT:
+            return f"{self.table_prefix}{name}"
+        # Nessie's naming: no prefix gives the bare name, else prefix + "_" + name.
+        return f"{self.table_prefix}{NESSIE_PREFIX_SEPARATOR}{name}" if self.table_prefix else name
 
     @property
     def instance_path(self) -> str:
@@ -77,8 +90,9 @@ class BigtableSettings:
     def address(self) -> str:
         """Where the tables live (the URL holds no secret): safe for logs, errors and reports."""
         where = self.emulator or GOOGLE_HOST
+        layout = "" if self.layout is LOCHKIT_LAYOUT else f"&layout={self.layout.name}"
         return (
-            f"bigtable://{where}?project={self.project}&instance={self.instance}"
+            f"bigtable://{where}?project={self.project}&instance={self.instance}{layout}"
             f"&table_prefix={self.table_prefix}"
         )
 
@@ -164,13 +178,18 @@ def parse_url(url: str | None, options: Mapping[str, Any] | None = None) -> Bigt
         raise BackendConfigError(
             BACKEND, shown, "Cloud Bigtable needs a project and an instance", "add ?project=P&instance=I"
         )
-    prefix = opts.get("table_prefix", DEFAULT_TABLE_PREFIX)
-    if not _PREFIX_RE.match(prefix):
+    layout = parse_layout(BACKEND, shown, opts.get("layout"))
+    nessie = layout is NESSIE_LAYOUT
+    # Nessie's default is no prefix (tables refs/objs); lochkit's own keeps its tables apart.
+    prefix = opts.get("table_prefix", "" if nessie else DEFAULT_TABLE_PREFIX)
+    longest = 45 if nessie else 46  # Nessie's "_" separator takes one of the table id's 50 characters
+    if not ((_PREFIX_RE.match(prefix) and len(prefix) <= longest) or (prefix == "" and nessie)):
         raise BackendConfigError(
             BACKEND,
             shown,
             f"invalid table_prefix '{prefix}'",
-            "use 1 to 46 of the characters a-z A-Z 0-9 _ . - (not starting with - or .)",
+            f"use {'0' if nessie else '1'} to {longest} of the characters a-z A-Z 0-9 _ . - "
+            "(not starting with - or .)",
         )
     project, instance = opts.get("project", DEFAULT_PROJECT), opts.get("instance", DEFAULT_INSTANCE)
     for name, value in (("project", project), ("instance", instance)):
@@ -186,7 +205,7 @@ def parse_url(url: str | None, options: Mapping[str, Any] | None = None) -> Bigt
         table_prefix=prefix,
         app_profile=opts.get("app_profile") or None,
         timeout=_positive(opts.get("timeout", "30"), shown, "timeout"),
-        layout=parse_layout(BACKEND, shown, opts.get("layout"), offered=("lochkit",)),
+        layout=layout,
     )
 
 

@@ -60,13 +60,16 @@ def keys_only() -> RowFilter:
     return chain(RowFilter(cells_per_row_limit_filter=1), RowFilter(strip_value_transformer=True))
 
 
-def set_cells(family_name: str, cells: Mapping[bytes, bytes]) -> list[Mutation]:
+def set_cells(
+    family_name: str, cells: Mapping[bytes, bytes], timestamp_micros: int = CELL_TIMESTAMP_MICROS
+) -> list[Mutation]:
+    """Cells written at the layout's one fixed timestamp, so each write replaces the cell's value."""
     return [
         Mutation(
             set_cell=Mutation.SetCell(
                 family_name=family_name,
                 column_qualifier=qualifier,
-                timestamp_micros=CELL_TIMESTAMP_MICROS,
+                timestamp_micros=timestamp_micros,
                 value=value,
             )
         )
@@ -78,10 +81,12 @@ def delete_row() -> Mutation:
     return Mutation(delete_from_row=Mutation.DeleteFromRow())
 
 
-def replace_row(family_name: str, cells: Mapping[bytes, bytes]) -> list[Mutation]:
+def replace_row(
+    family_name: str, cells: Mapping[bytes, bytes], timestamp_micros: int = CELL_TIMESTAMP_MICROS
+) -> list[Mutation]:
     """Delete, then write: cells the new row lacks (a version token) must not survive. The
     mutations of one row apply atomically and in order."""
-    return [delete_row(), *set_cells(family_name, cells)]
+    return [delete_row(), *set_cells(family_name, cells, timestamp_micros)]
 
 
 def row_set(keys: Sequence[bytes]) -> RowSet:

@@ -21,16 +21,9 @@ from typing import Final, NamedTuple
 import msgpack
 
 from persist_spi.adapter import ObjRow, RefRow
-from persist_spi.ids import ObjId
 from persist_spi.layouts import NESSIE_LAYOUT, StorageLayout
 from persist_spi.nessie_codec import column_obj_data, obj_frame, restamped_obj_value, stored_obj_value
-from persist_spi.nessie_references import (
-    decode_nessie_previous_pointers,
-    decode_reference_proto,
-    encode_nessie_previous_pointers,
-    encode_reference_proto,
-)
-from persist_spi.references import Reference
+from persist_spi.nessie_ref_rows import ref_row_of_proto, ref_row_proto
 
 
 def prefix_end(prefix: bytes) -> bytes:
@@ -121,28 +114,10 @@ class NessieRowFormat(RowFormat):
         return key.partition(b":")[0].decode("utf-8")
 
     def pack_ref(self, row: RefRow) -> bytes:
-        return encode_reference_proto(
-            Reference(
-                row.name,
-                ObjId(row.pointer),
-                row.deleted,
-                row.created_at_micros,
-                None if row.extended_info is None else ObjId(row.extended_info),
-                decode_nessie_previous_pointers(row.previous_pointers),
-            )
-        )
+        return ref_row_proto(row)
 
     def unpack_ref(self, name: str, raw: bytes) -> RefRow:
-        ref = decode_reference_proto(raw)
-        history = encode_nessie_previous_pointers(ref.previous_pointers)
-        return RefRow(
-            name,
-            bytes(ref.pointer),
-            ref.deleted,
-            ref.created_at_micros,
-            None if ref.extended_info_obj is None else bytes(ref.extended_info_obj),
-            history or b"",
-        )
+        return ref_row_of_proto(name, raw)
 
     def pack_obj(self, row: ObjRow) -> bytes:
         return stored_obj_value(row.data, row.version_token, row.referenced)

@@ -25,6 +25,7 @@ STORE_OF_BACKEND: Final = {
     "cassandra": "CASSANDRA2",
     "dynamodb": "DYNAMODB2",
     "mongodb": "MONGODB2",
+    "bigtable": "BIGTABLE",
 }
 #: Every shared store: no object cache on Nessie's side; the reference cache is off unless
 #: ``reference-cache-ttl`` is set, which it must never be here.
@@ -157,6 +158,25 @@ def _mongodb(url: str) -> Props:
     }
 
 
+def _bigtable(url: str) -> Props:
+    parts = urlsplit(url)
+    options = dict(parse_qsl(parts.query, keep_blank_values=True))
+    if parts.hostname in (None, "google") or parts.port is None:
+        raise ProvisioningFailed("nessie: the shared test runs BIGTABLE on an emulator (HOST:PORT) only")
+    props = {
+        # Nessie's Bigtable store takes the project from the Google Cloud extension's setting.
+        "quarkus.google.cloud.project-id": options.get("project", "lochkit"),
+        "nessie.version.store.persist.bigtable.instance-id": options.get("instance", "lochkit"),
+        "nessie.version.store.persist.bigtable.emulator-host": parts.hostname,
+        "nessie.version.store.persist.bigtable.emulator-port": str(parts.port),
+        "nessie.version.store.persist.bigtable.enable-telemetry": "false",
+    }
+    # The same table names on both sides: Nessie's prefix rule is lochkit's in layout=nessie.
+    if options.get("table_prefix"):
+        props["nessie.version.store.persist.bigtable.table-prefix"] = options["table_prefix"]
+    return props, {}
+
+
 _PROPERTIES: Final[Mapping[str, Callable[[str], Props]]] = {
     "postgres": _postgres,
     "mariadb": _mariadb,
@@ -164,4 +184,5 @@ _PROPERTIES: Final[Mapping[str, Callable[[str], Props]]] = {
     "cassandra": _cassandra,
     "dynamodb": _dynamodb,
     "mongodb": _mongodb,
+    "bigtable": _bigtable,
 }

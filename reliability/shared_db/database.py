@@ -95,8 +95,8 @@ class SharedDatabase:
             yield VersionStore(persist)
 
     def scan_address(self) -> Address | None:
-        """Where Nessie's full scan finds this database; None where Nessie publishes no module
-        to read it with (Cassandra, DynamoDB)."""
+        """Where Nessie's full scan finds this database; None where the full-scan program has no
+        reader for it (Cassandra, DynamoDB, Bigtable)."""
         if self.backend == "postgres":
             return Address("postgres", jdbc_url(self.url))
         if self.backend == "rocksdb":
@@ -182,3 +182,11 @@ def fresh_dynamodb(server_url: str, workdir: Path) -> SharedDatabase:
     """New tables on a provisioned DynamoDB Local, apart from others by their prefix."""
     prefix = f"shared{secrets.token_hex(4)}"
     return SharedDatabase("dynamodb", f"{server_url}&table_prefix={prefix}", workdir)
+
+
+def fresh_bigtable(server_url: str, workdir: Path) -> SharedDatabase:
+    """New tables on a provisioned Bigtable emulator, apart from others by their prefix (Nessie's
+    ``table-prefix``: tables ``<prefix>_refs`` and ``<prefix>_objs``, created by whichever side
+    starts first)."""
+    prefix = f"shared{secrets.token_hex(4)}"
+    return SharedDatabase("bigtable", f"{server_url}&table_prefix={prefix}", workdir)

@@ -18,6 +18,7 @@ from provisioning.servers.mariadb import MariadbProvisioned
 from provisioning.servers.postgres import PostgresProvisioned
 from reliability.shared_db.database import (
     SharedDatabase,
+    fresh_bigtable,
     fresh_cassandra,
     fresh_dynamodb,
     fresh_mariadb,
@@ -84,7 +85,7 @@ def run_backend(
         stack.callback(node.stop)
         assert node.url is not None
         node_url = node.url
-        fresh = fresh_cassandra if backend == "cassandra" else fresh_dynamodb
+        fresh = {"cassandra": fresh_cassandra, "bigtable": fresh_bigtable}.get(backend, fresh_dynamodb)
 
         def db_on_node(variant: str) -> SharedDatabase:
             return fresh(node_url, workdir / _slug(variant))

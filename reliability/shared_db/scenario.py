@@ -156,7 +156,7 @@ def lochkit_to_nessie(run: Run) -> Outcome:
             values = _read_every_value(nessie, final)
         address = run.db.scan_address()
         scanned = (
-            "no full scan (Nessie publishes no storage module for it)"
+            "no full scan (lochkit's full-scan program does not read this database yet)"
             if address is None
             else _scanned(full_scan(run.classpath(), address))
         )

@@ -3,10 +3,11 @@ PostgreSQL database and one RocksDB directory, in every direction (see reliabili
 
 Runs when ``LOCHKIT_NESSIE_TESTS=1`` (Java 21+, the Nessie runner jar, Maven for Nessie's storage
 jars); a backend whose server cannot be provisioned here is skipped. PostgreSQL and RocksDB run by
-default (as in CI); ``LOCHKIT_SHARED_DB_BACKENDS=all`` (or a comma-separated list) adds MariaDB, Cassandra and
-DynamoDB Local. On PostgreSQL the Nessie-first directions run on tables Nessie creates itself;
-``LOCHKIT_SHARED_DB_VARIANTS=all`` adds the variant with Nessie's DDL run first (``lochkit shared-db``
-always runs both). CI leaves that variant to the full command to stay within its time budget.
+default (as in CI); ``LOCHKIT_SHARED_DB_BACKENDS=all`` (or a comma-separated list) adds MariaDB,
+Cassandra, DynamoDB Local and the Bigtable emulator. On PostgreSQL the Nessie-first directions run
+on tables Nessie creates itself; ``LOCHKIT_SHARED_DB_VARIANTS=all`` adds the variant with Nessie's
+DDL run first (``lochkit shared-db`` always runs both). CI leaves that variant to the full command
+to stay within its time budget.
 ``lochkit shared-db`` runs the same and prints the table."""
 
 from __future__ import annotations

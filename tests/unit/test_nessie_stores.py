@@ -3,6 +3,8 @@ the same database, caches off, and secrets kept out of the command line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from provisioning.base import ProvisioningFailed
@@ -40,6 +42,7 @@ def test_every_store_runs_without_nessies_caches() -> None:
         "cassandra": "cassandra://127.0.0.1:9042/nessie",
         "dynamodb": "dynamodb://127.0.0.1:8000?region=us-west-2&table_prefix=",
         "mongodb": "mongodb://127.0.0.1:27017/?database=nessie",
+        "bigtable": "bigtable://127.0.0.1:8086?project=p&instance=i",
     }
     for backend, url in urls.items():
         props = shared_store(backend, url).properties
@@ -63,10 +66,31 @@ def test_rocksdb_cassandra_dynamodb_mongodb_properties() -> None:
     assert mongo.environment() == {"QUARKUS_MONGODB_CONNECTION_STRING": "mongodb://u:pw@127.0.0.1:27017/"}
 
 
+def test_bigtable_points_nessie_at_the_same_emulator_instance_and_tables() -> None:
+    shared = shared_store(
+        "bigtable", "bigtable://127.0.0.1:8086?project=proj-1&instance=inst-1&table_prefix=s1"
+    )
+    props = shared.properties
+    assert props["nessie.version.store.type"] == "BIGTABLE"
+    assert props["quarkus.google.cloud.project-id"] == "proj-1"
+    assert props["nessie.version.store.persist.bigtable.instance-id"] == "inst-1"
+    assert props["nessie.version.store.persist.bigtable.emulator-host"] == "127.0.0.1"
+    assert props["nessie.version.store.persist.bigtable.emulator-port"] == "8086"
+    assert props["nessie.version.store.persist.bigtable.table-prefix"] == "s1"
+    assert shared.environment() == {}
+    # lochkit's defaults (project and instance "lochkit", Nessie's "no prefix") when the URL has none
+    defaults = shared_store("bigtable", "bigtable://[::1]:9000?layout=nessie").properties
+    assert defaults["quarkus.google.cloud.project-id"] == "lochkit"
+    assert defaults["nessie.version.store.persist.bigtable.instance-id"] == "lochkit"
+    assert defaults["nessie.version.store.persist.bigtable.emulator-host"] == "::1"
+    assert "nessie.version.store.persist.bigtable.table-prefix" not in defaults
+
+
 @pytest.mark.parametrize(
     ("backend", "url"),
     [
         ("inmemory", "x"),
+        ("bigtable", "bigtable://google?project=p&instance=i"),
         ("rocksdb", "relative/dir"),
         ("dynamodb", "dynamodb://aws?region=x"),
         ("postgres", "mysql://h/d"),
@@ -75,3 +99,20 @@ def test_rocksdb_cassandra_dynamodb_mongodb_properties() -> None:
 def test_what_cannot_be_shared_is_refused_with_the_reason(backend: str, url: str) -> None:
     with pytest.raises(ProvisioningFailed, match="nessie: "):
         shared_store(backend, url)
+
+
+def test_a_fresh_bigtable_database_gives_both_sides_the_same_table_names(tmp_path: Path) -> None:
+    """lochkit's URL (in Nessie's layout) and Nessie's properties for one shared Bigtable database
+    name the same tables: Nessie joins its table prefix and the name with '_', and so does lochkit."""
+    pytest.importorskip("google.cloud.bigtable_v2")
+    from backends.bigtable.config import parse_url
+    from reliability.shared_db.database import fresh_bigtable
+
+    db = fresh_bigtable("bigtable://127.0.0.1:8086?project=lochkit&instance=lochkit", tmp_path)
+    other = fresh_bigtable("bigtable://127.0.0.1:8086?project=lochkit&instance=lochkit", tmp_path)
+    props = shared_store(db.backend, db.url).properties
+    prefix = props["nessie.version.store.persist.bigtable.table-prefix"]
+    settings = parse_url(db.lochkit_url)
+    assert (settings.refs_table, settings.objs_table) == (f"{prefix}_refs", f"{prefix}_objs")
+    assert settings.layout.name == "nessie"
+    assert other.url != db.url  # a fresh prefix per database

@@ -12,7 +12,7 @@ from lochkit.cli import main
     [
         (
             ["--backend", "inmemory"],
-            "unknown backend(s) inmemory; use postgres, mariadb, rocksdb, cassandra, dynamodb",
+            "unknown backend(s) inmemory; use postgres, mariadb, rocksdb, cassandra, dynamodb, bigtable",
         ),
         (["--direction", "sideways"], "unknown direction(s) sideways"),
         (["--commits", "0"], "--commits must be at least 1"),

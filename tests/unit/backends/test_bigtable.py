@@ -74,7 +74,7 @@ def test_cloud_url_needs_project_and_instance() -> None:
         ("bigtable://127.0.0.1:1?table_prefix=bad/prefix", "invalid table_prefix"),
         ("bigtable://127.0.0.1:1?project=Bad_Project", "invalid project"),
         ("bigtable://127.0.0.1:1?timeout=0", "not a positive number"),
-        ("bigtable://127.0.0.1:1?layout=nessie", "layout"),
+        ("bigtable://127.0.0.1:1?layout=nessie2", "layout"),
     ],
 )
 def test_bad_urls_are_refused_with_the_problem_named(url: str | None, problem: str) -> None:
