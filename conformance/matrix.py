@@ -141,13 +141,34 @@ def load(path: Path) -> dict[str, Any]:
     )
 
 
+def load_all(paths: Sequence[Path]) -> dict[str, Any]:
+    """The reports in ``paths`` as one; a backend in two of them is a :class:`ReportError` (one
+    run's counts would silently replace the other's)."""
+    merged: dict[str, Any] = {}
+    came_from: dict[str, Path] = {}
+    for path in paths:
+        for backend, data in load(path).items():
+            if backend in came_from:
+                raise ReportError(
+                    f"{backend} is in {came_from[backend]} and in {path}; pass each backend's report once"
+                )
+            merged[backend], came_from[backend] = data, path
+    return merged
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m conformance.matrix",
         description="Render a conformance report (the JSON --lochkit-report writes) as the backend x "
         "suite matrix.",
     )
-    parser.add_argument("report", type=Path, help="the report file")
+    parser.add_argument(
+        "report",
+        type=Path,
+        nargs="+",
+        help="the report file; several make one matrix (e.g. CI's report and a backend run apart), "
+        "each backend in one of them only",
+    )
     parser.add_argument("--markdown", action="store_true", help="a Markdown table, as in the documentation")
     snippets.add_option(parser, "the Markdown table and its legend")
     parser.add_argument(
@@ -159,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     snippets.refuse_unwritable(parser, args, "--markdown-out", "--keep-report")
     try:
-        report = load(args.report)
+        report = load_all(args.report)
     except ReportError as e:
         parser.error(str(e))
     print(render(report, args.markdown))
@@ -167,7 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(args.keep_report).write_text(json.dumps(reduced(report), indent=2, sort_keys=True) + "\n")
     if args.markdown_out:
         command = snippets.invocation(["python", "-m", "conformance.matrix"], argv)
-        snippets.write(args.markdown_out, snippet(report), command, source=f"input: {args.report}")
+        inputs = ", ".join(map(str, args.report))
+        snippets.write(args.markdown_out, snippet(report), command, source=f"input: {inputs}")
     return 0
 
 

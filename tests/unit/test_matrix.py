@@ -123,3 +123,18 @@ def test_a_snippet_destination_that_cannot_be_written_is_a_usage_error(tmp_path:
     done = _matrix(str(path), "--markdown-out", str(tmp_path / "missing" / "matrix.md"))
     assert done.returncode == 2
     assert "its directory does not exist" in done.stderr
+
+
+def test_several_reports_make_one_matrix_and_a_backend_in_two_is_refused(tmp_path: Path) -> None:
+    """A backend run apart (its extra is not in CI's install) joins CI's report in one table; the
+    same backend in two reports would make one of them silently win, so it is a usage error."""
+    first, second = tmp_path / "ci.json", tmp_path / "bigtable.json"
+    first.write_text(json.dumps({"postgres": REPORT["postgres"]}))
+    second.write_text(json.dumps({"scylladb": REPORT["scylladb"]}))
+    done = _matrix(str(first), str(second), "--markdown")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(render(REPORT, markdown=True) + "\n")
+    twice = _matrix(str(first), str(first))
+    assert twice.returncode == 2
+    assert "Traceback" not in twice.stderr
+    assert f"postgres is in {first} and in {first}" in twice.stderr.splitlines()[-1]
