@@ -30,7 +30,7 @@ from backends.postgres.errors import ErrorContext, Kind, backoff_delays, classif
 from backends.postgres.schema import Verdict, create, inspect, judge, mismatch_fix
 from backends.postgres.statements import SCHEMA_VERSION, Dialect, Statements, short_version, unnest_params
 from backends.postgres.watchdog import Deadline, StatementWatchdog
-from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
+from persist_spi.adapter import BackendAdapter, Capabilities, InsertAndSwap, ObjRow, RefRow, target_row
 from persist_spi.errors import (
     BackendSchemaMismatch,
     BackendStoreMissing,
@@ -310,6 +310,38 @@ class PostgresAdapter(BackendAdapter):
                 missing.difference_update(bytes(r[0]) for r in found)
         return missing
 
+    def insert_objs_and_update_ref(
+        self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
+    ) -> InsertAndSwap:
+        """One statement, one round trip (:meth:`Statements.insert_objs_and_update_ref`) when the
+        rows fit one statement; the two steps otherwise (more rows or bytes than one statement
+        carries, or CockroachDB). A row inserted or deleted by another writer meanwhile leaves the
+        reference alone; the two steps then finish the call."""
+        target = target_row(rows, new.pointer)
+        if not self._sql.stores_and_swaps_at_once or len(rows) > _ROW_CHUNK or _bytes(rows) > _CHUNK_BYTES:
+            return super().insert_objs_and_update_ref(repo, rows, expected, new)
+        ordered = sorted(rows, key=lambda r: r.obj_id)
+        statement = self._sql.insert_objs_and_update_ref(repo, ordered, expected, new)
+        answer = self._run(
+            "storing objects and updating a reference",
+            lambda conn: conn.execute(*statement).fetchone(),
+            write=True,
+        )
+        assert answer is not None  # a SELECT without FROM answers one row
+        ids, refreshed, swapped = answer
+        inserted = {bytes(i) for i in ids}
+        if len(inserted) + refreshed == len(rows):
+            answers = [r.obj_id in inserted for r in rows]
+            return InsertAndSwap(answers, swapped == 1 if answers[target] else None)
+        # Another writer inserted or deleted one of the rows since the statement's snapshot: no
+        # swap happened. Store the rest as insert_objs does (which handles both), then swap.
+        rest = [r for r in rows if r.obj_id not in inserted]
+        again = dict(zip((r.obj_id for r in rest), self.insert_objs(repo, rest), strict=True))
+        answers = [r.obj_id in inserted or again[r.obj_id] for r in rows]
+        if not answers[target]:
+            return InsertAndSwap(answers, None)
+        return InsertAndSwap(answers, self.update_ref(repo, expected, new))
+
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
         for chunk in _row_chunks(sorted(rows, key=lambda r: r.obj_id)):
             self._rowcount("upserting objects", self._sql.upsert_objs, unnest_params(repo, chunk))
@@ -376,6 +408,10 @@ class PostgresAdapter(BackendAdapter):
 def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def _bytes(rows: Sequence[ObjRow]) -> int:
+    return sum(len(r.data) for r in rows)
 
 
 def _row_chunks(rows: Sequence[ObjRow]) -> Iterator[list[ObjRow]]:
