@@ -314,12 +314,14 @@ class PostgresAdapter(BackendAdapter):
         self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
     ) -> InsertAndSwap:
         """One statement, one round trip (:meth:`Statements.insert_objs_and_update_ref`) when the
-        rows fit one statement; the two steps otherwise (more rows or bytes than one statement
-        carries, or CockroachDB). A row inserted or deleted by another writer meanwhile leaves the
-        reference alone; the two steps then finish the call."""
+        rows fit one statement and are all new, which is what a commit stores; otherwise the two
+        steps (more rows or bytes than one statement carries, or CockroachDB). When some rows
+        existed, the statement swaps nothing; their ``referenced`` is refreshed as ``insert_objs``
+        does, and the reference swapped as ``update_ref`` does: the statements the two steps make."""
         target = target_row(rows, new.pointer)
         if not self._sql.stores_and_swaps_at_once or len(rows) > _ROW_CHUNK or _bytes(rows) > _CHUNK_BYTES:
             return super().insert_objs_and_update_ref(repo, rows, expected, new)
+        # Sorted by id, as insert_objs does, so concurrent writers lock shared ids in one order.
         ordered = sorted(rows, key=lambda r: r.obj_id)
         statement = self._sql.insert_objs_and_update_ref(repo, ordered, expected, new)
         answer = self._run(
@@ -328,16 +330,19 @@ class PostgresAdapter(BackendAdapter):
             write=True,
         )
         assert answer is not None  # a SELECT without FROM answers one row
-        ids, refreshed, swapped = answer
+        ids, swapped = answer
         inserted = {bytes(i) for i in ids}
-        if len(inserted) + refreshed == len(rows):
-            answers = [r.obj_id in inserted for r in rows]
-            return InsertAndSwap(answers, swapped == 1 if answers[target] else None)
-        # Another writer inserted or deleted one of the rows since the statement's snapshot: no
-        # swap happened. Store the rest as insert_objs does (which handles both), then swap.
-        rest = [r for r in rows if r.obj_id not in inserted]
-        again = dict(zip((r.obj_id for r in rest), self.insert_objs(repo, rest), strict=True))
-        answers = [r.obj_id in inserted or again[r.obj_id] for r in rows]
+        if len(inserted) == len(rows):
+            return InsertAndSwap([True] * len(rows), swapped == 1)
+        # As insert_objs goes on after its insert: refresh the rows that existed, and insert again
+        # any that another writer deleted since (rare).
+        existing = [r for r in rows if r.obj_id not in inserted]
+        vanished = self._bump_referenced(repo, existing)
+        if vanished:
+            gone = [r for r in existing if r.obj_id in vanished]
+            again = self.insert_objs(repo, gone)
+            inserted.update(r.obj_id for r, fresh in zip(gone, again, strict=True) if fresh)
+        answers = [r.obj_id in inserted for r in rows]
         if not answers[target]:
             return InsertAndSwap(answers, None)
         return InsertAndSwap(answers, self.update_ref(repo, expected, new))

@@ -196,22 +196,15 @@ class Statements:
                 "obj_value = EXCLUDED.obj_value, obj_ref = EXCLUDED.obj_ref"
             )
         # Storing a commit's objects and moving its branch, as one statement (see
-        # :meth:`insert_objs_and_update_ref`). CockroachDB refuses two data-modifying
-        # sub-statements on one table (the insert and the ``referenced`` refresh): None there.
+        # :meth:`insert_objs_and_update_ref`). Not on CockroachDB (untested there).
         self._insert_objs_and_update_ref: str | None = None
         if not dialect.has_upsert:
             self._insert_objs_and_update_ref = (
-                f"WITH src AS (SELECT * FROM unnest(%b::bytea[], %s::text[], %s::text[], %b::bytea[], "
-                f"%s::int8[]) AS u({obj_cols})), "
-                f"ins AS (INSERT INTO {objs} (repo, {obj_cols}) SELECT %s::text, src.* FROM src "
+                f"WITH ins AS (INSERT INTO {objs} (repo, {obj_cols}) {rows} "
                 "ON CONFLICT DO NOTHING RETURNING obj_id), "
-                f"bump AS (UPDATE {objs} AS o SET obj_ref = src.obj_ref FROM src "
-                "WHERE o.repo = %s AND o.obj_id = src.obj_id RETURNING o.obj_id), "
                 f"swap AS ({self._update_ref} WHERE {{condition}} "
-                "AND EXISTS (SELECT 1 FROM ins WHERE obj_id = %b) "
-                "AND (SELECT count(*) FROM ins) + (SELECT count(*) FROM bump) = %s RETURNING 1) "
-                "SELECT ARRAY(SELECT obj_id FROM ins), (SELECT count(*) FROM bump), "
-                "(SELECT count(*) FROM swap)"
+                "AND (SELECT count(*) FROM ins) = %s RETURNING 1) "
+                "SELECT ARRAY(SELECT obj_id FROM ins), (SELECT count(*) FROM swap)"
             )
         self.delete_objs = f"DELETE FROM {objs} WHERE repo = %s AND obj_id = ANY(%b)"
         self.delete_obj_if_referenced = f"DELETE FROM {objs} WHERE repo = %s AND obj_id = %s AND obj_ref = %s"
@@ -251,30 +244,21 @@ class Statements:
     def insert_objs_and_update_ref(
         self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
     ) -> Statement:
-        """One statement (so one implicit transaction) that inserts the rows absent, refreshes
-        ``referenced`` of those that exist, and swaps the reference only when the row ``new``
-        points at was inserted by it and every row was either inserted or refreshed. It answers
-        the inserted ids, the number refreshed and the number of references swapped (0 or 1).
+        """One statement (so one implicit transaction) that inserts the rows absent and swaps the
+        reference only when every row was inserted by it (the row ``new`` points at included). It
+        answers the inserted ids and the number of references swapped (0 or 1).
 
         Every sub-statement of one WITH sees the same snapshot and none sees another's changes;
-        what decides the swap is the UPDATE's own condition, re-checked by PostgreSQL on the
-        newest row version when it had to wait for a concurrent writer (as ``update_ref``). A row
-        another transaction inserted or deleted since the snapshot is neither inserted nor
-        refreshed here: the counts then differ and nothing is swapped; the caller finishes with
-        the two steps. Rows go in sorted by id, as ``insert_objs`` does, so concurrent statements
-        lock shared rows in the same order."""
+        the swap reads only the insert's RETURNING rows, and what decides it is the UPDATE's own
+        condition, re-checked by PostgreSQL on the newest row version when it had to wait for a
+        concurrent writer (as ``update_ref``). A row that existed is neither inserted nor swapped
+        over: the caller then refreshes ``referenced`` of the existing rows and swaps in two more
+        statements, as ``insert_objs`` and ``update_ref`` do (the count they had before). Leaving
+        the refresh out of this statement keeps its plan free of any read of the objects table,
+        whose generic plan could otherwise turn into a scan as the table grows."""
         assert self._insert_objs_and_update_ref is not None, "not for this dialect"
         condition, condition_params = self._ref_condition(repo, expected)
-        target = next(r.obj_id for r in rows if r.obj_id == new.pointer)
-        params = [
-            *unnest_params(repo, rows)[1:],
-            repo,
-            repo,
-            *self._stored(new)[1:],
-            *condition_params,
-            target,
-            len(rows),
-        ]
+        params = [*unnest_params(repo, rows), *self._stored(new)[1:], *condition_params, len(rows)]
         return self._insert_objs_and_update_ref.format(condition=condition), params
 
     def delete_ref(self, repo: str, expected: RefRow) -> Statement:
