@@ -7,14 +7,15 @@ deployment sees (races, timeouts) at exactly the moment a test needs them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from persist_spi.errors import UnknownOperationResult
 from persist_spi.forwarding import ForwardingPersist
 from persist_spi.ids import ObjId
-from persist_spi.persist import Persist
+from persist_spi.objs import Obj
+from persist_spi.persist import Persist, StoredAndMoved
 from persist_spi.references import Reference
 
 T = TypeVar("T")
@@ -70,6 +71,13 @@ class FaultInjectingPersist(ForwardingPersist):
         if fault.after_write:
             call(*args)
         raise UnknownOperationResult(f"injected unknown outcome of {method}")
+
+    def store_objs_and_update_reference(
+        self, objs: Sequence[Obj], ref: Reference, new_pointer: ObjId
+    ) -> StoredAndMoved:
+        # Made as its two steps here (the contract's default), so that each is seen, and can be
+        # made to fail, on its own, as for every other commit path.
+        return Persist.store_objs_and_update_reference(self, objs, ref, new_pointer)
 
     def _before_pointer_update(self, ref: Reference, new_pointer: ObjId) -> None:
         if self.before_pointer_update is not None:

@@ -44,6 +44,17 @@ class RefRow(NamedTuple):
         )
 
 
+class InsertAndSwap(NamedTuple):
+    """What :meth:`BackendAdapter.insert_objs_and_update_ref` did."""
+
+    #: Per row, as :meth:`BackendAdapter.insert_objs` answers: True = inserted by this call.
+    inserted: list[bool]
+    #: True: the reference was swapped. False: it was not in the expected state (or did not
+    #: exist), exactly when :meth:`BackendAdapter.update_ref` answers False. None: no swap was
+    #: attempted, because the row the new pointer names existed already.
+    swapped: bool | None
+
+
 class ObjRow(NamedTuple):
     """A stored object. ``data`` is opaque; ``obj_type`` and ``version_token`` are kept in their own
     columns so that scans by type and conditional updates can be evaluated by the database."""
@@ -240,6 +251,39 @@ class BackendAdapter(ABC):
         only the references (every initialised repository has some), so it stays cheap on a
         database with many objects. Must be a generator, like ``scan_objs``."""
         raise NotImplementedError(f"{self.name} does not list repositories")
+
+    def insert_objs_and_update_ref(
+        self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
+    ) -> InsertAndSwap:
+        """Insert the rows as :meth:`insert_objs` does, then compare-and-swap the reference as
+        :meth:`update_ref` does, but only when the row whose id is ``new.pointer`` (one of
+        ``rows``) was inserted by this call. The commit path uses it to store a commit with the
+        objects it needs and move its branch onto it.
+
+        Optional: this default is exactly the two calls, one after the other. An adapter whose
+        database can do both in one round trip (one statement, one transaction) overrides it; it
+        must keep the contract of the two calls: the objects are durable before the reference can
+        point at them; an object write error means no swap; a failed swap leaves the objects
+        stored (unreferenced) and answers ``swapped=False``.
+
+        Why the swap waits for the target row to be new: an existing row with that id is either
+        the same commit written by an earlier attempt or a different object with a colliding id.
+        Only the caller can tell (it reads the object and compares), so the call never points a
+        reference at an object it did not write; the caller decides and swaps on its own."""
+        inserted = self.insert_objs(repo, rows)
+        if not inserted[target_row(rows, new.pointer)]:
+            return InsertAndSwap(inserted, None)
+        return InsertAndSwap(inserted, self.update_ref(repo, expected, new))
+
+
+def target_row(rows: Sequence[ObjRow], pointer: bytes) -> int:
+    """The position of the row ``pointer`` names (the swap's target); an InputError without one."""
+    for i, row in enumerate(rows):
+        if row.obj_id == pointer:
+            return i
+    raise InputError(
+        "insert_objs_and_update_ref: the new pointer must be the id of one of the rows stored with it"
+    )
 
 
 #: Methods an adapter may leave out; each is paired with the capability that declares it.

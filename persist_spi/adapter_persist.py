@@ -13,7 +13,7 @@ from persist_spi.ids import ObjId, trusted_obj_id
 from persist_spi.layouts import StorageLayout
 from persist_spi.objs import CommitObj, GenericObj, IndexObj, Obj, UpdateableObj
 from persist_spi.objtypes import ObjType
-from persist_spi.persist import Persist, is_fetchable
+from persist_spi.persist import Persist, StoredAndMoved, is_fetchable
 from persist_spi.references import Reference
 
 
@@ -75,21 +75,45 @@ class AdapterPersist(Persist):
     def store_objs(
         self, objs: Sequence[Obj | None], ignore_soft_size_restrictions: bool = False
     ) -> list[bool]:
-        now = self._clock.micros()
-        rows: list[ObjRow] = []
-        slots: list[int | None] = []  # position of each input in ``rows``; None = not sent
-        seen: set[bytes] = set()
-        for obj in objs:
-            if obj is None or obj.id in seen:
-                slots.append(None)  # a duplicate id in one call: the first occurrence is written
-                continue
-            seen.add(obj.id)
-            slots.append(len(rows))
-            rows.append(self._encode(obj, now, ignore_soft_size_restrictions))
+        rows, slots = self._rows(objs, ignore_soft_size_restrictions)
         if not rows:
             return [False] * len(objs)
         inserted = self._adapter.insert_objs(self._repo, rows)
         return [False if s is None else inserted[s] for s in slots]
+
+    def store_objs_and_update_reference(
+        self, objs: Sequence[Obj], ref: Reference, new_pointer: ObjId
+    ) -> StoredAndMoved:
+        rows, slots = self._rows(objs, False)
+        current = ref.with_deleted(False)
+        updated = current.for_new_pointer(new_pointer, self._config, self._clock.micros())
+        inserted, swapped = self._adapter.insert_objs_and_update_ref(
+            self._repo, rows, _condition_row(current), _to_row(updated, self._layout)
+        )
+        stored = [False if s is None else inserted[s] for s in slots]
+        if swapped is None:
+            return StoredAndMoved(stored, None)
+        if not swapped:
+            self._raise_ref_change_failed(ref.name)
+        return StoredAndMoved(stored, updated)
+
+    def _rows(
+        self, objs: Sequence[Obj | None], ignore_soft_size_restrictions: bool
+    ) -> tuple[list[ObjRow], list[int | None]]:
+        """The rows to send (every size checked first) and each input's position among them
+        (None = not sent: no object, or a duplicate id, of which the first occurrence is written)."""
+        now = self._clock.micros()
+        rows: list[ObjRow] = []
+        slots: list[int | None] = []
+        seen: set[bytes] = set()
+        for obj in objs:
+            if obj is None or obj.id in seen:
+                slots.append(None)
+                continue
+            seen.add(obj.id)
+            slots.append(len(rows))
+            rows.append(self._encode(obj, now, ignore_soft_size_restrictions))
+        return rows, slots
 
     def upsert_objs(self, objs: Sequence[Obj | None]) -> None:
         now = self._clock.micros()

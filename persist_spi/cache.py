@@ -24,11 +24,12 @@ from collections.abc import Callable, Sequence
 
 from persist_spi.cache_config import DEFAULT_CAPACITY_BYTES, CacheConfig
 from persist_spi.cache_store import CacheStats, MissingObj, ObjectCache
+from persist_spi.errors import RefConditionFailed, RefNotFound
 from persist_spi.forwarding import ForwardingPersist
 from persist_spi.ids import ObjId
 from persist_spi.objs import Obj
 from persist_spi.objtypes import ObjType
-from persist_spi.persist import Persist, is_fetchable
+from persist_spi.persist import Persist, StoredAndMoved, is_fetchable
 from persist_spi.references import Reference
 
 __all__ = [
@@ -142,13 +143,43 @@ class CachingPersist(ForwardingPersist):
         present = [o.id for o in objs if o is not None]
         tokens = dict(zip(present, self._cache.obj_tokens(self._repo, present), strict=True))
         stored = self.delegate.store_objs(objs, ignore_soft_size_restrictions)
-        # Stored ones are cached; for an id that existed already a cached object stays valid and a
-        # negative entry is wrong.
+        self._after_store(objs, stored, tokens)
+        return stored
+
+    def store_objs_and_update_reference(
+        self, objs: Sequence[Obj], ref: Reference, new_pointer: ObjId
+    ) -> StoredAndMoved:
+        cache = self._cache
+        ids = [o.id for o in objs]
+        tokens = dict(zip(ids, cache.obj_tokens(self._repo, ids), strict=True))
+        ref_token = cache.ref_tokens(self._repo, [ref.name])[0] if cache.caches_references else None
+        try:
+            outcome = self.delegate.store_objs_and_update_reference(objs, ref, new_pointer)
+        except (RefConditionFailed, RefNotFound):
+            # The swap failed after the objects were stored, which of them by this call is not
+            # said: each is taken as one that existed (no negative entry stays, nothing is added).
+            self._after_store(objs, [False] * len(objs), tokens)
+            if ref_token is not None:
+                cache.remove_ref(self._repo, ref.name)
+            raise
+        except BaseException:
+            if ref_token is not None:
+                cache.remove_ref(self._repo, ref.name)
+            raise
+        self._after_store(objs, outcome.stored, tokens)
+        if ref_token is not None and outcome.moved is not None:
+            cache.put_ref(self._repo, outcome.moved, ref_token)
+        return outcome
+
+    def _after_store(
+        self, objs: Sequence[Obj | None], stored: Sequence[bool], tokens: dict[ObjId, int]
+    ) -> None:
+        """Stored ones are cached; for an id that existed already a cached object stays valid and a
+        negative entry is wrong."""
         self._cache.after_write(
             self._repo,
             [(obj, new, tokens[obj.id]) for obj, new in zip(objs, stored, strict=True) if obj is not None],
         )
-        return stored
 
     def upsert_objs(self, objs: Sequence[Obj | None]) -> None:
         try:

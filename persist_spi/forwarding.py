@@ -28,7 +28,7 @@ from persist_spi.config import StoreConfig
 from persist_spi.ids import ObjId
 from persist_spi.objs import Obj
 from persist_spi.objtypes import ObjType
-from persist_spi.persist import Persist
+from persist_spi.persist import Persist, StoredAndMoved
 from persist_spi.references import Reference
 
 T = TypeVar("T")
@@ -124,6 +124,17 @@ class ForwardingPersist(Persist):
     def update_reference_pointer(self, ref: Reference, new_pointer: ObjId) -> Reference:
         return self._call(
             "update_reference_pointer", self.delegate.update_reference_pointer, ref, new_pointer
+        )
+
+    def store_objs_and_update_reference(
+        self, objs: Sequence[Obj], ref: Reference, new_pointer: ObjId
+    ) -> StoredAndMoved:
+        return self._call(
+            "store_objs_and_update_reference",
+            self.delegate.store_objs_and_update_reference,
+            objs,
+            ref,
+            new_pointer,
         )
 
     def fetch_references(self, names: Sequence[str | None]) -> list[Reference | None]:

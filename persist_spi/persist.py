@@ -9,16 +9,26 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Generator, Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from persist_spi.config import StoreConfig
-from persist_spi.errors import ObjNotFound, RefNotFound
+from persist_spi.errors import InputError, ObjNotFound, RefNotFound
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.objs import Obj
 from persist_spi.objtypes import ObjType
 from persist_spi.references import Reference
 
 T = TypeVar("T", bound=Obj)
+
+
+class StoredAndMoved(NamedTuple):
+    """What :meth:`Persist.store_objs_and_update_reference` did."""
+
+    #: Per object, as :meth:`Persist.store_objs` answers.
+    stored: list[bool]
+    #: The reference as moved; None when the object the new pointer names existed already, so
+    #: nothing was moved (the caller tells the same object from a colliding one, then moves).
+    moved: Reference | None
 
 
 class Persist(ABC):
@@ -117,6 +127,23 @@ class Persist(ABC):
     @abstractmethod
     def fetch_references(self, names: Sequence[str | None]) -> list[Reference | None]:
         """Rows for the names, positionally; deleted-marked rows are returned too."""
+
+    def store_objs_and_update_reference(
+        self, objs: Sequence[Obj], ref: Reference, new_pointer: ObjId
+    ) -> StoredAndMoved:
+        """:meth:`store_objs`, then :meth:`update_reference_pointer` (raising as it does, the objects
+        then stored and unreferenced), in one round trip where the database allows it. The
+        reference is moved only when this call wrote the object ``new_pointer`` (one of ``objs``);
+        when that object existed already nothing is moved (``moved`` is None). ``ObjTooLarge``
+        comes before anything is written. This default is the two calls; :class:`AdapterPersist`
+        hands them to the adapter as one (``BackendAdapter.insert_objs_and_update_ref``)."""
+        stored = self.store_objs(objs)
+        target = next((i for i, o in enumerate(objs) if o.id == new_pointer), None)
+        if target is None:
+            raise InputError(f"The new pointer {new_pointer} must be one of the objects stored with it")
+        if not stored[target]:
+            return StoredAndMoved(stored, None)
+        return StoredAndMoved(stored, self.update_reference_pointer(ref, new_pointer))
 
     # --- derived reads ---------------------------------------------------------------------------
 

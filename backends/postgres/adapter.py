@@ -30,7 +30,7 @@ from backends.postgres.errors import ErrorContext, Kind, backoff_delays, classif
 from backends.postgres.schema import Verdict, create, inspect, judge, mismatch_fix
 from backends.postgres.statements import SCHEMA_VERSION, Dialect, Statements, short_version, unnest_params
 from backends.postgres.watchdog import Deadline, StatementWatchdog
-from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
+from persist_spi.adapter import BackendAdapter, Capabilities, InsertAndSwap, ObjRow, RefRow, target_row
 from persist_spi.errors import (
     BackendSchemaMismatch,
     BackendStoreMissing,
@@ -310,6 +310,43 @@ class PostgresAdapter(BackendAdapter):
                 missing.difference_update(bytes(r[0]) for r in found)
         return missing
 
+    def insert_objs_and_update_ref(
+        self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
+    ) -> InsertAndSwap:
+        """One statement, one round trip (:meth:`Statements.insert_objs_and_update_ref`) when the
+        rows fit one statement and are all new, which is what a commit stores; otherwise the two
+        steps (more rows or bytes than one statement carries, or CockroachDB). When some rows
+        existed, the statement swaps nothing; their ``referenced`` is refreshed as ``insert_objs``
+        does, and the reference swapped as ``update_ref`` does: the statements the two steps make."""
+        target = target_row(rows, new.pointer)
+        if not self._sql.stores_and_swaps_at_once or len(rows) > _ROW_CHUNK or _bytes(rows) > _CHUNK_BYTES:
+            return super().insert_objs_and_update_ref(repo, rows, expected, new)
+        # Sorted by id, as insert_objs does, so concurrent writers lock shared ids in one order.
+        ordered = sorted(rows, key=lambda r: r.obj_id)
+        statement = self._sql.insert_objs_and_update_ref(repo, ordered, expected, new)
+        answer = self._run(
+            "storing objects and updating a reference",
+            lambda conn: conn.execute(*statement).fetchone(),
+            write=True,
+        )
+        assert answer is not None  # a SELECT without FROM answers one row
+        ids, swapped = answer
+        inserted = {bytes(i) for i in ids}
+        if len(inserted) == len(rows):
+            return InsertAndSwap([True] * len(rows), swapped == 1)
+        # As insert_objs goes on after its insert: refresh the rows that existed, and insert again
+        # any that another writer deleted since (rare).
+        existing = [r for r in rows if r.obj_id not in inserted]
+        vanished = self._bump_referenced(repo, existing)
+        if vanished:
+            gone = [r for r in existing if r.obj_id in vanished]
+            again = self.insert_objs(repo, gone)
+            inserted.update(r.obj_id for r, fresh in zip(gone, again, strict=True) if fresh)
+        answers = [r.obj_id in inserted for r in rows]
+        if not answers[target]:
+            return InsertAndSwap(answers, None)
+        return InsertAndSwap(answers, self.update_ref(repo, expected, new))
+
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
         for chunk in _row_chunks(sorted(rows, key=lambda r: r.obj_id)):
             self._rowcount("upserting objects", self._sql.upsert_objs, unnest_params(repo, chunk))
@@ -376,6 +413,10 @@ class PostgresAdapter(BackendAdapter):
 def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def _bytes(rows: Sequence[ObjRow]) -> int:
+    return sum(len(r.data) for r in rows)
 
 
 def _row_chunks(rows: Sequence[ObjRow]) -> Iterator[list[ObjRow]]:

@@ -195,6 +195,17 @@ class Statements:
                 "obj_type = EXCLUDED.obj_type, obj_vers = EXCLUDED.obj_vers, "
                 "obj_value = EXCLUDED.obj_value, obj_ref = EXCLUDED.obj_ref"
             )
+        # Storing a commit's objects and moving its branch, as one statement (see
+        # :meth:`insert_objs_and_update_ref`). Not on CockroachDB (untested there).
+        self._insert_objs_and_update_ref: str | None = None
+        if not dialect.has_upsert:
+            self._insert_objs_and_update_ref = (
+                f"WITH ins AS (INSERT INTO {objs} (repo, {obj_cols}) {rows} "
+                "ON CONFLICT DO NOTHING RETURNING obj_id), "
+                f"swap AS ({self._update_ref} WHERE {{condition}} "
+                "AND (SELECT count(*) FROM ins) = %s RETURNING 1) "
+                "SELECT ARRAY(SELECT obj_id FROM ins), (SELECT count(*) FROM swap)"
+            )
         self.delete_objs = f"DELETE FROM {objs} WHERE repo = %s AND obj_id = ANY(%b)"
         self.delete_obj_if_referenced = f"DELETE FROM {objs} WHERE repo = %s AND obj_id = %s AND obj_ref = %s"
         version_condition = "repo = %s AND obj_id = %s AND obj_type = %s AND obj_vers = %s"
@@ -224,6 +235,31 @@ class Statements:
         new_values = self._stored(new)[1:]  # the SET columns: RefRow's fields after the name
         condition, params = self._ref_condition(repo, expected)
         return f"{self._update_ref} WHERE {condition}", [*new_values, *params]
+
+    @property
+    def stores_and_swaps_at_once(self) -> bool:
+        """Whether :meth:`insert_objs_and_update_ref` exists for this dialect."""
+        return self._insert_objs_and_update_ref is not None
+
+    def insert_objs_and_update_ref(
+        self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
+    ) -> Statement:
+        """One statement (so one implicit transaction) that inserts the rows absent and swaps the
+        reference only when every row was inserted by it (the row ``new`` points at included). It
+        answers the inserted ids and the number of references swapped (0 or 1).
+
+        Every sub-statement of one WITH sees the same snapshot and none sees another's changes;
+        the swap reads only the insert's RETURNING rows, and what decides it is the UPDATE's own
+        condition, re-checked by PostgreSQL on the newest row version when it had to wait for a
+        concurrent writer (as ``update_ref``). A row that existed is neither inserted nor swapped
+        over: the caller then refreshes ``referenced`` of the existing rows and swaps in two more
+        statements, as ``insert_objs`` and ``update_ref`` do (the count they had before). Leaving
+        the refresh out of this statement keeps its plan free of any read of the objects table,
+        whose generic plan could otherwise turn into a scan as the table grows."""
+        assert self._insert_objs_and_update_ref is not None, "not for this dialect"
+        condition, condition_params = self._ref_condition(repo, expected)
+        params = [*unnest_params(repo, rows), *self._stored(new)[1:], *condition_params, len(rows)]
+        return self._insert_objs_and_update_ref.format(condition=condition), params
 
     def delete_ref(self, repo: str, expected: RefRow) -> Statement:
         """One DELETE of the row if it is still in the ``expected`` state."""

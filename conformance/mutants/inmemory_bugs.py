@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 
 from conformance.mutants.base import BrokenInMemory
-from persist_spi.adapter import ObjRow, RefRow
+from persist_spi.adapter import InsertAndSwap, ObjRow, RefRow
 
 
 class InsertReportsNotCreated(BrokenInMemory):
@@ -312,3 +312,33 @@ class ListsRepositoriesPerReference(BrokenInMemory):
         with self._lock:
             repos = [repo for repo, _ in self._refs]
         yield from repos
+
+
+class StoreAndSwapOntoExisting(BrokenInMemory):
+    """insert_objs_and_update_ref swaps the reference even when the row it points at existed
+    already: a commit whose id collides with another object would end up on the branch."""
+
+    mutant = "store-and-swap-onto-existing"
+    guarantee = "insert-if-absent"
+    method = "insert_objs_and_update_ref"
+
+    def insert_objs_and_update_ref(
+        self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
+    ) -> InsertAndSwap:
+        return InsertAndSwap(self.insert_objs(repo, rows), self.update_ref(repo, expected, new))
+
+
+class StoreAndSwapBeforeStoring(BrokenInMemory):
+    """insert_objs_and_update_ref swaps first and stores the rows only when the swap succeeded: a
+    failed swap leaves the rows unstored, and for a moment the reference points at nothing."""
+
+    mutant = "store-and-swap-before-storing"
+    guarantee = "atomic compare-and-swap"
+    method = "insert_objs_and_update_ref"
+
+    def insert_objs_and_update_ref(
+        self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
+    ) -> InsertAndSwap:
+        if not self.update_ref(repo, expected, new):
+            return InsertAndSwap([False] * len(rows), False)
+        return InsertAndSwap(self.insert_objs(repo, rows), True)

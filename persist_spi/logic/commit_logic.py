@@ -153,6 +153,11 @@ class CommitLogic:
     def spill(self, commit: CommitObj) -> CommitObj:
         return spill_incremental_index(self.persist, self.indexes, commit)
 
+    def judge_existing(self, commit: CommitObj) -> StoredCommit:
+        """The outcome for a commit whose id was found existing when it was stored: the stored
+        commit if it is this very one, None on a hash collision."""
+        return self._check_collision(False, commit)
+
     def _check_collision(self, stored: bool, commit: CommitObj) -> StoredCommit:
         if stored:
             return StoredCommit(commit, True)

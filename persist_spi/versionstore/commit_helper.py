@@ -4,10 +4,10 @@ compare-and-swap, and the bounded retry loop around an attempt."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from persist_spi.errors import RefConditionFailed, UnknownOperationResult
+from persist_spi.errors import ObjTooLarge, RefConditionFailed, UnknownOperationResult
 from persist_spi.ids import ObjId
 from persist_spi.logic.commit_builder import (
     ConflictHandler,
@@ -21,7 +21,7 @@ from persist_spi.logic.conflicts import CommitConflictError
 from persist_spi.logic.create_commit import CreateCommit
 from persist_spi.logic.outcomes import commit_in_history
 from persist_spi.logic.retry import RetryNeeded
-from persist_spi.objs import CommitObj
+from persist_spi.objs import CommitObj, Obj
 from persist_spi.persist import Persist
 from persist_spi.references import Reference
 from persist_spi.versionstore.content_mapping import ContentMapping
@@ -71,8 +71,35 @@ class CommitHelper:
 
     def move_branch(self, ref: Reference, new_head: ObjId) -> None:
         """Compare-and-swap the branch; a lost race retries the whole attempt on the new head."""
+        self._settle_move(ref, new_head, lambda: self.persist.update_reference_pointer(ref, new_head))
+
+    def store_and_move_branch(self, ref: Reference, commit: CommitObj, objects: Sequence[Obj]) -> None:
+        """Store ``commit`` with the ``objects`` it needs and move the branch onto it, as one call
+        (one round trip where the database allows it). Two steps instead when the commit's index
+        must be spilled first, or when the commit's id existed already: the combined call never
+        moves a branch onto an object it did not write, so an existing one is read and compared
+        here first (the same commit from an earlier attempt, or a hash collision, refused)."""
+
+        def store_and_swap() -> Reference:
+            try:
+                outcome = self.persist.store_objs_and_update_reference([*objects, commit], ref, commit.id)
+            except ObjTooLarge:
+                stored = self.commits.store_commit(commit, objects)  # spills, then stores
+            else:
+                if outcome.moved is not None:
+                    return outcome.moved
+                stored = self.commits.judge_existing(commit)
+            if stored.commit is None:
+                raise RuntimeError(f"Hash collision detected for commit {commit.id}")
+            return self.persist.update_reference_pointer(ref, commit.id)
+
+        self._settle_move(ref, commit.id, store_and_swap)
+
+    def _settle_move(self, ref: Reference, new_head: ObjId, swap: Callable[[], Reference]) -> None:
+        """Run ``swap`` (a compare-and-swap of the branch from ``ref`` to ``new_head``) and settle
+        its outcome: a lost race retries the whole attempt on the new head."""
         try:
-            moved = self.persist.update_reference_pointer(ref, new_head)
+            moved = swap()
         except RefConditionFailed:
             self.known_heads.lost_race(ref.name)
             raise RetryNeeded() from None

@@ -26,6 +26,7 @@ REFUSED: Final = frozenset(
         "mark_reference_as_deleted",
         "purge_reference",
         "update_reference_pointer",
+        "store_objs_and_update_reference",
     }
 )
 

@@ -306,6 +306,10 @@ class VersionStore:
     def move_branch(self, ref: Reference, new_head: ObjId) -> None:
         self.helper.move_branch(ref, new_head)
 
+    def store_and_move_branch(self, ref: Reference, built: BuiltCommit, state: CommitState) -> None:
+        self.helper.store_and_move_branch(ref, built.commit, built.objects)
+        state.stored.update(o.id for o in built.objects)
+
     def prepare_values(self, request: CommitRequest, state: CommitState) -> None:
         """Claim the request's new content ids and store its content values, as of the branch
         head, ahead of building the commit: ``group`` has every caller do this in its own thread,

@@ -192,7 +192,7 @@ def test_metrics_name_version_store_and_persist_calls_like_nessie() -> None:
     # observed Persist is the caching one.
     persist = "lochkit_nessie_storage_persist"
     assert (
-        f'{persist}_seconds_count{{class="CachingPersist",exception="none",method="updateReferencePointer"}}'
+        f'{persist}_seconds_count{{class="CachingPersist",exception="none",method="storeObjsAndUpdateReference"}}'
         in text
     )
     assert (

@@ -197,6 +197,7 @@ OWN_ANSWERS: dict[str, dict[str, str]] = {
                 "mark_reference_as_deleted",
                 "purge_reference",
                 "update_reference_pointer",
+                "store_objs_and_update_reference",
             ),
             "refuse",
         ),

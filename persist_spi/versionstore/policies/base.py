@@ -137,6 +137,12 @@ class Committer(Protocol):
         """Compare-and-swap the branch from ``ref`` to ``new_head``; RetryNeeded when it lost."""
         ...
 
+    def store_and_move_branch(self, ref: Reference, built: BuiltCommit, state: CommitState) -> None:
+        """Store a commit built with ``store=False`` (and its objects), then compare-and-swap the
+        branch from ``ref`` onto it, in one round trip where the database allows it; RetryNeeded
+        when it lost."""
+        ...
+
     def prepare_values(self, request: CommitRequest, state: CommitState) -> None:
         """Claim new content ids and store content values ahead of the build (into ``state``)."""
         ...

@@ -19,8 +19,8 @@ from persist_spi.versionstore.results import CommitResult
 
 
 def attempt_once(store: Committer, request: CommitRequest, state: CommitState) -> CommitResult:
-    """One optimistic attempt: read the branch, build and store the commit on its head, move the
-    branch by compare-and-swap (RetryNeeded when another commit got there first).
+    """One optimistic attempt: read the branch, build the commit on its head, store it and move the
+    branch by compare-and-swap in one call (RetryNeeded when another commit got there first).
 
     A commit's first attempt builds on the branch row this process last saw, when it has one,
     without reading it (:mod:`persist_spi.versionstore.known_heads`). If that row turns out stale,
@@ -34,8 +34,8 @@ def attempt_once(store: Committer, request: CommitRequest, state: CommitState) -
             if result is not None:
                 return result
     head = store.read_branch(request.branch)
-    built = store.build_on(request, state, head)
-    store.move_branch(head, built.commit.id)
+    built = store.build_on(request, state, head, store=False)
+    store.store_and_move_branch(head, built, state)
     return built.result
 
 
@@ -46,11 +46,11 @@ def _attempt_on_known_head(
     that a stale head can cause, or a lost compare-and-swap). A head commit that is gone means the
     repository was erased or rebuilt behind this process's back."""
     try:
-        built = store.build_on(request, state, known)
+        built = store.build_on(request, state, known, store=False)
     except (ReferenceConflictError, ReferenceNotFoundError, ValueError, ObjNotFound):
         return None
     try:
-        store.move_branch(known, built.commit.id)
+        store.store_and_move_branch(known, built, state)
     except RetryNeeded:
         return None
     return built.result
