@@ -88,7 +88,7 @@ class AdapterPersist(Persist):
         current = ref.with_deleted(False)
         updated = current.for_new_pointer(new_pointer, self._config, self._clock.micros())
         inserted, swapped = self._adapter.insert_objs_and_update_ref(
-            self._repo, rows, _condition_row(current), _to_row(updated, self._layout)
+            self._repo, rows, _to_row(current, self._layout), _to_row(updated, self._layout)
         )
         stored = [False if s is None else inserted[s] for s in slots]
         if swapped is None:
