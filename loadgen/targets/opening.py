@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import signal
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from loadgen.targets import Target, TargetConnection
 from persist_spi.errors import LochkitError
+from persist_spi.sigterm import sigterm_interrupts
 from persist_spi.versionstore.sources import DEFAULT_SOURCES, StoreSources
 
 #: Where an embedded backend keeps its data between commands, relative to the working directory.
@@ -254,21 +254,12 @@ def open_target(
     """Open the target the arguments name; everything started for it is stopped on exit, also on
     Ctrl-C or SIGTERM. Raises :class:`TargetError` (or a LochkitError) with a user-facing message."""
     check_target_arguments(args)
-    previous = signal.getsignal(signal.SIGTERM)
-    if previous in (signal.SIG_DFL, None):
-        # Turn SIGTERM into KeyboardInterrupt so the finally blocks below stop our servers.
-        signal.signal(signal.SIGTERM, _raise_interrupt)
-    target = _open(args, sources, purpose)
-    try:
-        yield target
-    finally:
-        target.close()
-        if previous in (signal.SIG_DFL, None):
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def _raise_interrupt(*_: Any) -> None:
-    raise KeyboardInterrupt
+    with sigterm_interrupts():  # so that the finally block below stops our servers
+        target = _open(args, sources, purpose)
+        try:
+            yield target
+        finally:
+            target.close()
 
 
 def _open(args: argparse.Namespace, sources: StoreSources, purpose: Purpose) -> Target:
