@@ -57,6 +57,19 @@ NESSIE_LAYOUT: Final = StorageLayout(
 LAYOUTS: Final = {layout.name: layout for layout in (LOCHKIT_LAYOUT, NESSIE_LAYOUT)}
 
 
+#: What Nessie's DynamoDB2 and Bigtable stores put between their table prefix and a table's name.
+NESSIE_PREFIX_SEPARATOR: Final = "_"
+
+
+def prefixed_table(layout: StorageLayout, prefix: str, name: str) -> str:
+    """A table's name from a URL's ``table_prefix``, for stores whose Nessie backend takes a table
+    prefix (DynamoDB2, Bigtable): lochkit's layout prepends the prefix as it is (``lochkit_refs``);
+    Nessie's joins a prefix and the name with ``_`` and uses the bare name without one."""
+    if layout is not NESSIE_LAYOUT:
+        return f"{prefix}{name}"
+    return f"{prefix}{NESSIE_PREFIX_SEPARATOR}{name}" if prefix else name
+
+
 def parse_layout(
     backend: str, address: str, value: object, offered: Sequence[str] = tuple(LAYOUTS)
 ) -> StorageLayout:

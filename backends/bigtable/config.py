@@ -29,14 +29,12 @@ from urllib.parse import parse_qs, urlsplit
 
 from persist_spi import hints
 from persist_spi.errors import BackendConfigError
-from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout, parse_layout
+from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout, parse_layout, prefixed_table
 
 BACKEND: Final = "bigtable"
 DEFAULT_PROJECT: Final = "lochkit"
 DEFAULT_INSTANCE: Final = "lochkit"
 DEFAULT_TABLE_PREFIX: Final = "lochkit_"
-#: Nessie's Bigtable store joins its table prefix and the table name with this.
-NESSIE_PREFIX_SEPARATOR: Final = "_"
 #: The host name that selects Cloud Bigtable itself instead of an emulator.
 GOOGLE_HOST: Final = "google"
 #: gRPC's own limits are lifted (as Google's clients do); Bigtable's limits are declared instead.
@@ -74,10 +72,7 @@ class BigtableSettings:
         return self._table("objs")
 
     def _table(self, name: str) -> str:
-        if self.layout is not NESSIE_LAYOUT:
-            return f"{self.table_prefix}{name}"
-        # Nessie's naming: no prefix gives the bare name, else prefix + "_" + name.
-        return f"{self.table_prefix}{NESSIE_PREFIX_SEPARATOR}{name}" if self.table_prefix else name
+        return prefixed_table(self.layout, self.table_prefix, name)
 
     @property
     def instance_path(self) -> str:

@@ -29,7 +29,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from persist_spi import hints
 from persist_spi.errors import BackendConfigError
-from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout, parse_layout
+from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout, parse_layout, prefixed_table
 
 BACKEND = "dynamodb"
 DEFAULT_REGION = "us-west-2"
@@ -51,8 +51,6 @@ _OPTIONS = frozenset(
         "max_attempts",
     }
 )
-#: Nessie's DynamoDB2 store joins its table-prefix and the table name with this.
-NESSIE_PREFIX_SEPARATOR = "_"
 # Table names allow [a-zA-Z0-9_.-]; the prefix must leave room for "_objs"/"_refs" within 255.
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9_.-]{0,240}$")
 _URL_HELP = (
@@ -84,10 +82,7 @@ class DynamoSettings:
         return self._table("objs")
 
     def _table(self, name: str) -> str:
-        if self.layout is not NESSIE_LAYOUT:
-            return f"{self.table_prefix}{name}"
-        # Nessie's naming: no prefix (unset or empty) gives the bare name, else prefix + "_" + name.
-        return f"{self.table_prefix}{NESSIE_PREFIX_SEPARATOR}{name}" if self.table_prefix else name
+        return prefixed_table(self.layout, self.table_prefix, name)
 
     @property
     def address(self) -> str:
