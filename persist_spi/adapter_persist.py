@@ -85,10 +85,9 @@ class AdapterPersist(Persist):
         self, objs: Sequence[Obj], ref: Reference, new_pointer: ObjId
     ) -> StoredAndMoved:
         rows, slots = self._rows(objs, False)
-        current = ref.with_deleted(False)
-        updated = current.for_new_pointer(new_pointer, self._config, self._clock.micros())
+        expected, updated = self._pointer_swap(ref, new_pointer)
         inserted, swapped = self._adapter.insert_objs_and_update_ref(
-            self._repo, rows, _to_row(current, self._layout), _to_row(updated, self._layout)
+            self._repo, rows, expected, _to_row(updated, self._layout)
         )
         stored = [False if s is None else inserted[s] for s in slots]
         if swapped is None:
@@ -185,12 +184,16 @@ class AdapterPersist(Persist):
             self._raise_ref_change_failed(ref.name)
 
     def update_reference_pointer(self, ref: Reference, new_pointer: ObjId) -> Reference:
-        current = ref.with_deleted(False)
-        updated = current.for_new_pointer(new_pointer, self._config, self._clock.micros())
-        expected = _to_row(current, self._layout)
+        expected, updated = self._pointer_swap(ref, new_pointer)
         if not self._adapter.update_ref(self._repo, expected, _to_row(updated, self._layout)):
             self._raise_ref_change_failed(ref.name)
         return updated
+
+    def _pointer_swap(self, ref: Reference, new_pointer: ObjId) -> tuple[RefRow, Reference]:
+        """The expected row of moving ``ref`` (live) to ``new_pointer``, and the reference after it."""
+        current = ref.with_deleted(False)
+        updated = current.for_new_pointer(new_pointer, self._config, self._clock.micros())
+        return _to_row(current, self._layout), updated
 
     def fetch_references(self, names: Sequence[str | None]) -> list[Reference | None]:
         wanted = list(dict.fromkeys(n for n in names if n is not None))
