@@ -9,7 +9,10 @@ included) travel over the fork server's pipe, not on command lines.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.util
+import os
 import signal
+import tempfile
 from collections.abc import Callable
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
@@ -38,12 +41,43 @@ PRELOAD = (
     "rocksdict",
 )
 
+#: The longest path a Unix socket can be bound at on Linux (``sun_path`` holds 108 bytes, NUL included).
+_SOCKET_PATH_LIMIT = 107
+#: What multiprocessing appends to the temporary directory for the fork server's socket:
+#: ``/pymp-XXXXXXXX/listener-XXXXXXXX``.
+_SOCKET_SUFFIX = 32
+#: Short, world-writable directories to fall back on, as Python 3.13's multiprocessing does.
+_SHORT_TEMPORARY_DIRECTORIES = ("/tmp", "/var/tmp", "/dev/shm")
+
 _context: ForkServerContext | None = None
+
+
+def _fit_fork_server_socket() -> None:
+    """Keeps the fork server's socket path short enough to bind.
+
+    The socket lives under the temporary directory; a long ``TMPDIR`` (a CI job's own directory, a
+    test's private one) made every writer fail with "AF_UNIX path too long". Python 3.11 has no
+    fallback, so multiprocessing's private directory is created, once, in a short system one; it
+    removes that directory itself at exit.
+    """
+    if len(os.fsencode(tempfile.gettempdir())) + _SOCKET_SUFFIX <= _SOCKET_PATH_LIMIT:
+        return
+    for directory in _SHORT_TEMPORARY_DIRECTORIES:
+        if os.path.isdir(directory) and os.access(directory, os.W_OK | os.X_OK):
+            configured = tempfile.tempdir
+            tempfile.tempdir = directory
+            try:
+                multiprocessing.util.get_temp_dir()  # created now and remembered for the process
+            finally:
+                tempfile.tempdir = configured
+            return
+    # None usable: the bind below fails with the operating system's own message.
 
 
 def context() -> ForkServerContext:
     global _context
     if _context is None:
+        _fit_fork_server_socket()
         _context = multiprocessing.get_context("forkserver")
         _context.set_forkserver_preload(list(PRELOAD))
     return _context

@@ -63,7 +63,7 @@ def test_a_campaign_stopped_by_sigterm_leaves_no_server_running(tmp_path: Path) 
             time.sleep(0.5)
         time.sleep(2)
         started = " ".join(_started_in(tmp_path).values())
-        assert "toxiproxy" in started
+        assert "toxiproxy" in started, log.read_text()
         assert "ferretdb" in started
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=120) != 0
