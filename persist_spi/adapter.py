@@ -270,10 +270,31 @@ class BackendAdapter(ABC):
         the same commit written by an earlier attempt or a different object with a colliding id.
         Only the caller can tell (it reads the object and compares), so the call never points a
         reference at an object it did not write; the caller decides and swaps on its own."""
-        inserted = self.insert_objs(repo, rows)
-        if not inserted[target_row(rows, new.pointer)]:
-            return InsertAndSwap(inserted, None)
-        return InsertAndSwap(inserted, self.update_ref(repo, expected, new))
+        return finish_store_and_swap(self, repo, rows, set(), expected, new)
+
+
+def finish_store_and_swap(
+    adapter: BackendAdapter,
+    repo: str,
+    rows: Sequence[ObjRow],
+    inserted: set[bytes],
+    expected: RefRow,
+    new: RefRow,
+) -> InsertAndSwap:
+    """The two steps of :meth:`BackendAdapter.insert_objs_and_update_ref` for the rows a first
+    attempt did not insert (its ids are ``inserted``; none at all for the default).
+
+    An adapter that stores and swaps in one request swaps nothing when some row existed; it ends
+    here: ``insert_objs`` for the rest (an existing row gets its ``referenced`` refreshed, one deleted
+    meanwhile is inserted again), then ``update_ref`` if the target row is among the inserted."""
+    target = target_row(rows, new.pointer)  # before writing: a call without its target is refused
+    rest = [r for r in rows if r.obj_id not in inserted]
+    answers = adapter.insert_objs(repo, rest) if rest else []
+    fresh = inserted | {r.obj_id for r, now in zip(rest, answers, strict=True) if now}
+    stored = [r.obj_id in fresh for r in rows]
+    if not stored[target]:
+        return InsertAndSwap(stored, None)
+    return InsertAndSwap(stored, adapter.update_ref(repo, expected, new))
 
 
 def target_row(rows: Sequence[ObjRow], pointer: bytes) -> int:

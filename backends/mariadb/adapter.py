@@ -12,7 +12,10 @@ of absent ids then cannot deadlock on the gaps between keys.
 Bulk inserts are one ``INSERT IGNORE ... RETURNING obj_id`` per chunk (MariaDB 10.5+), which
 answers per row which ids were inserted; the others get their referenced time bumped. A statement
 the server rolled back for a deadlock or a lock wait timeout runs again. Statements are bounded by
-the server's ``max_allowed_packet``, read at connect time and declared as the size limit.
+the server's ``max_allowed_packet``, read at connect time and declared as the size limit. A
+commit's objects and its branch's compare-and-swap go in one request of three statements
+(:meth:`MariadbAdapter.insert_objs_and_update_ref`); connections accept several statements per
+request for it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,15 @@ from backends.mariadb.schema import RULES, create, inspect, mismatch_fix
 from backends.mariadb.statements import MAX_KEY_LENGTH, MAX_NAME_BYTES, SCHEMA_VERSION, Statements, text
 from backends.postgres.errors import Kind, backoff_delays
 from backends.postgres.schema import Verdict, judge
-from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
+from persist_spi.adapter import (
+    BackendAdapter,
+    Capabilities,
+    InsertAndSwap,
+    ObjRow,
+    RefRow,
+    finish_store_and_swap,
+    target_row,
+)
 from persist_spi.errors import (
     BackendSchemaMismatch,
     BackendStoreMissing,
@@ -290,6 +301,37 @@ class MariadbAdapter(BackendAdapter):
             f"{self.name} at {self.address}: {len(pending)} object(s) were deleted by others each time "
             f"they were found existing, {_INSERT_ROUNDS} times in a row; retry"
         )
+
+    def insert_objs_and_update_ref(
+        self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
+    ) -> InsertAndSwap:
+        """One request (:meth:`Statements.insert_objs_and_update_ref`) when the server answers
+        RETURNING (MariaDB, not MySQL) and the rows fit one statement; otherwise the two steps.
+        When some row existed, the request swapped nothing and the call ends as the two steps do.
+
+        A deadlock or lock wait timeout in the UPDATE comes after the insert committed; the request
+        then runs again, finds its rows existing and leaves the swap to the caller, which reads the
+        target and decides, as for any target that existed."""
+        target_row(rows, new.pointer)  # refused before anything is written
+        if not self._returning or len(chunks := list(self._row_chunks(rows))) != 1:
+            return super().insert_objs_and_update_ref(repo, rows, expected, new)
+        _check_lengths(self.name, repo, rows)
+        # Sorted by id, as insert_objs does, so concurrent writers lock shared ids in one order.
+        ordered = sorted(chunks[0], key=lambda r: r.obj_id)
+        query, params = self._sql.insert_objs_and_update_ref(repo, ordered, expected, new)
+
+        def work(conn: Connection[Any]) -> tuple[set[bytes], int]:
+            with conn.cursor() as cursor:
+                cursor.execute(query, params)
+                ids = {bytes(r[0]) for r in cursor.fetchall()}
+                cursor.nextset()  # the SET
+                cursor.nextset()  # the UPDATE: rows matched
+                return ids, cursor.rowcount
+
+        inserted, matched = self._run("storing objects and updating a reference", work, write=True)
+        if len(inserted) == len(rows):
+            return InsertAndSwap([True] * len(rows), matched == 1)
+        return finish_store_and_swap(self, repo, rows, inserted, expected, new)
 
     def _insert_absent(self, repo: str, rows: Sequence[ObjRow]) -> set[bytes]:
         inserted: set[bytes] = set()

@@ -25,7 +25,9 @@ DEFAULT_MAX_ALLOWED_PACKET: Final = 16 * 1024 * 1024
 
 def open_connection(settings: MariadbSettings) -> Connection[Any]:
     """A connection in autocommit mode, reporting matched rather than changed rows (so an UPDATE
-    that sets a row to the values it has still counts), with lochkit's session settings."""
+    that sets a row to the values it has still counts), with lochkit's session settings. It accepts
+    several statements in one request, which the store-and-swap sends (every value lochkit sends
+    is escaped by the driver, so this opens no way to inject one)."""
     import pymysql
     from pymysql.constants import CLIENT
 
@@ -37,7 +39,7 @@ def open_connection(settings: MariadbSettings) -> Connection[Any]:
         database=settings.database,
         charset="utf8mb4",
         autocommit=True,
-        client_flag=CLIENT.FOUND_ROWS,
+        client_flag=CLIENT.FOUND_ROWS | CLIENT.MULTI_STATEMENTS,
         connect_timeout=settings.connect_timeout,
         # A socket timeout on every read and write: bounds a stalled or half-open connection.
         read_timeout=settings.request_timeout,

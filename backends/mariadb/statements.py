@@ -46,6 +46,8 @@ _NAME_BYTES = "VARBINARY(1024)"
 #: Longest repository name, in UTF-8 bytes, lochkit's tables hold (Nessie's: 255 characters).
 MAX_NAME_BYTES: Final = 1024
 _ROW_VALUES = "(%s, %s, %s, %s, %s, %s)"
+#: The session variable the store-and-swap keeps its insert's warning count in (set before each use).
+_INSERT_WARNINGS = "@lochkit_insert_warnings"
 
 
 def expected_columns(prefix: str) -> dict[str, dict[str, str]]:
@@ -145,6 +147,19 @@ class Statements:
         """Insert-if-absent of ``rows``; with ``returning`` (MariaDB 10.5+), the inserted ids come back."""
         text = self._insert_objs + ", ".join([_ROW_VALUES] * len(rows))
         return (text + " RETURNING obj_id" if returning else text), _row_params(repo, rows)
+
+    def insert_objs_and_update_ref(
+        self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
+    ) -> Statement:
+        """Three statements sent in one request, each committed on its own, in order: the
+        insert-if-absent answering the inserted ids; keeping the count of warnings it raised (each
+        row that existed raises one, as does anything else INSERT IGNORE let through); the
+        reference's UPDATE, which matches only when that count is 0. MariaDB has no writable
+        common table expression, and ``ROW_COUNT()`` answers -1 after a statement with RETURNING."""
+        insert, insert_params = self.insert_objs(repo, rows, returning=True)
+        update, update_params = self.update_ref(repo, expected, new)
+        text = f"{insert}; SET {_INSERT_WARNINGS} = @@warning_count; {update} AND {_INSERT_WARNINGS} = 0"
+        return text, [*insert_params, *update_params]
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> Statement:
         text = self._upsert_objs + ", ".join([_ROW_VALUES] * len(rows)) + self._upsert_update

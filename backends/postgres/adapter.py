@@ -30,7 +30,15 @@ from backends.postgres.errors import ErrorContext, Kind, backoff_delays, classif
 from backends.postgres.schema import Verdict, create, inspect, judge, mismatch_fix
 from backends.postgres.statements import SCHEMA_VERSION, Dialect, Statements, short_version, unnest_params
 from backends.postgres.watchdog import Deadline, StatementWatchdog
-from persist_spi.adapter import BackendAdapter, Capabilities, InsertAndSwap, ObjRow, RefRow, target_row
+from persist_spi.adapter import (
+    BackendAdapter,
+    Capabilities,
+    InsertAndSwap,
+    ObjRow,
+    RefRow,
+    finish_store_and_swap,
+    target_row,
+)
 from persist_spi.errors import (
     BackendSchemaMismatch,
     BackendStoreMissing,
@@ -316,9 +324,9 @@ class PostgresAdapter(BackendAdapter):
         """One statement, one round trip (:meth:`Statements.insert_objs_and_update_ref`) when the
         rows fit one statement and are all new, which is what a commit stores; otherwise the two
         steps (more rows or bytes than one statement carries, or CockroachDB). When some rows
-        existed, the statement swaps nothing; their ``referenced`` is refreshed as ``insert_objs``
-        does, and the reference swapped as ``update_ref`` does: the statements the two steps make."""
-        target = target_row(rows, new.pointer)
+        existed, the statement swaps nothing and the call ends as the two steps do
+        (:func:`finish_store_and_swap`)."""
+        target_row(rows, new.pointer)  # refused before anything is written
         if not self._sql.stores_and_swaps_at_once or len(rows) > _ROW_CHUNK or _bytes(rows) > _CHUNK_BYTES:
             return super().insert_objs_and_update_ref(repo, rows, expected, new)
         # Sorted by id, as insert_objs does, so concurrent writers lock shared ids in one order.
@@ -334,18 +342,7 @@ class PostgresAdapter(BackendAdapter):
         inserted = {bytes(i) for i in ids}
         if len(inserted) == len(rows):
             return InsertAndSwap([True] * len(rows), swapped == 1)
-        # As insert_objs goes on after its insert: refresh the rows that existed, and insert again
-        # any that another writer deleted since (rare).
-        existing = [r for r in rows if r.obj_id not in inserted]
-        vanished = self._bump_referenced(repo, existing)
-        if vanished:
-            gone = [r for r in existing if r.obj_id in vanished]
-            again = self.insert_objs(repo, gone)
-            inserted.update(r.obj_id for r, fresh in zip(gone, again, strict=True) if fresh)
-        answers = [r.obj_id in inserted for r in rows]
-        if not answers[target]:
-            return InsertAndSwap(answers, None)
-        return InsertAndSwap(answers, self.update_ref(repo, expected, new))
+        return finish_store_and_swap(self, repo, rows, inserted, expected, new)
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
         for chunk in _row_chunks(sorted(rows, key=lambda r: r.obj_id)):
