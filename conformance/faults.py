@@ -44,6 +44,7 @@ FAULTABLE: Final = frozenset(
         "mark_reference_as_deleted",
         "purge_reference",
         "update_reference_pointer",
+        "store_objs_and_update_reference",
     }
 )
 
@@ -76,7 +77,16 @@ class FaultInjectingPersist(ForwardingPersist):
         self, objs: Sequence[Obj], ref: Reference, new_pointer: ObjId
     ) -> StoredAndMoved:
         # Made as its two steps here (the contract's default), so that each is seen, and can be
-        # made to fail, on its own, as for every other commit path.
+        # made to fail, on its own, as for every other commit path; a test that faults the combined
+        # call itself gets the backend's own (one round trip where it has one).
+        if any(f.method == "store_objs_and_update_reference" and f.times > 0 for f in self.faults):
+            return self._call(
+                "store_objs_and_update_reference",
+                self.delegate.store_objs_and_update_reference,
+                objs,
+                ref,
+                new_pointer,
+            )
         return Persist.store_objs_and_update_reference(self, objs, ref, new_pointer)
 
     def _before_pointer_update(self, ref: Reference, new_pointer: ObjId) -> None:

@@ -273,13 +273,17 @@ class VersionStoreConcurrencySuite(VersionStoreSuite):
 
     @pytest.mark.lochkit_requires("injected_faults")
     @pytest.mark.parametrize("after_write", [False, True], ids=["instead-of-write", "after-write"])
-    @pytest.mark.parametrize("method", ["update_reference_pointer", "store_obj", "store_objs"])
+    @pytest.mark.parametrize(
+        "method",
+        ["update_reference_pointer", "store_obj", "store_objs", "store_objs_and_update_reference"],
+    )
     def test_commit_survives_one_unknown_write_outcome(
         self, vs: VersionStore, persist: Persist, method: str, after_write: bool
     ) -> None:
         """The first ``method`` call (claiming the content id is a single-object store, the commit
-        with its value a multi-object store) reports an unknown outcome, either instead of or after
-        really writing. The commit still succeeds, exactly once, with its content readable."""
+        with its value a multi-object store, storing those and moving the branch the backend's one
+        call) reports an unknown outcome, either instead of or after really writing. The commit
+        still succeeds, exactly once, with its content readable."""
         b = branch("branch1")
         start = vs.create_reference(b).hash
         faulty = FaultInjectingPersist(persist, [Fault(method, after_write=after_write)])
