@@ -173,23 +173,30 @@ class DynamoDBAdapter(BackendAdapter):
         repeated (a transaction may name an item once), or when conflicting transactions or
         throttling still cancel it after the retries."""
         target = target_row(rows, new.pointer)
-        if len(rows) < TRANSACTION_ACTIONS and len({r.obj_id for r in rows}) == len(rows):
-            prefix = self._items.repo_prefix(repo)
-            condition, values = self._items.ref_condition(expected)
-            actions = [
-                put(self._objs, self._items.obj_item(prefix, r), self._items.obj_insert_condition)
-                for r in rows
-            ]
-            moved = self._items.ref_item(prefix, new._replace(name=expected.name))
-            actions.append(put(self._refs, moved, condition, values))
-            if fits_one_transaction(actions):
-                reasons = self._transact("store objects and update a reference", actions, rows)
-                if not reasons:
-                    return InsertAndSwap([True] * len(rows), True)
-                if reasons == [REASON_NONE] * len(rows) + [REASON_CONDITION_FAILED]:
-                    inserted = self.insert_objs(repo, rows)
-                    return InsertAndSwap(inserted, False if inserted[target] else None)
+        if (
+            len(rows) < TRANSACTION_ACTIONS
+            and len({r.obj_id for r in rows}) == len(rows)
+            and fits_one_transaction(actions := self.store_and_swap_actions(repo, rows, expected, new))
+        ):
+            reasons = self._transact("store objects and update a reference", actions, rows)
+            if not reasons:
+                return InsertAndSwap([True] * len(rows), True)
+            if reasons == [REASON_NONE] * len(rows) + [REASON_CONDITION_FAILED]:
+                inserted = self.insert_objs(repo, rows)
+                return InsertAndSwap(inserted, False if inserted[target] else None)
         return super().insert_objs_and_update_ref(repo, rows, expected, new)
+
+    def store_and_swap_actions(
+        self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
+    ) -> list[Item]:
+        """The transaction of :meth:`insert_objs_and_update_ref`: the rows' Puts, then the reference's."""
+        prefix = self._items.repo_prefix(repo)
+        condition, values = self._items.ref_condition(expected)
+        actions = [
+            put(self._objs, self._items.obj_item(prefix, r), self._items.obj_insert_condition) for r in rows
+        ]
+        moved = self._items.ref_item(prefix, new._replace(name=expected.name))
+        return [*actions, put(self._refs, moved, condition, values)]
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
         prefix = self._items.repo_prefix(repo)
