@@ -138,20 +138,28 @@ def test_n_objects_and_the_swap_are_one_request(adapter: DynamoDBAdapter) -> Non
     assert adapter.fetch_refs(repo, [current.name]) == [new]
 
 
-def test_a_one_put_version_store_commit_is_one_request(adapter: DynamoDBAdapter) -> None:
-    """With the object cache on, a commit that updates a table (its content id known) reads
-    nothing and writes its commit, the new value and the branch: one transaction."""
-    store = VersionStore(open_persist(adapter, StoreConfig(repository_id=_repo())))
-    RepositoryLogic(store.persist).initialize("main")
+@pytest.mark.parametrize("object_cache", [True, False], ids=["object-cache", "no-cache"])
+def test_a_one_put_version_store_commit_is_one_request_and_reads_the_head_without_the_cache(
+    adapter: DynamoDBAdapter, object_cache: bool
+) -> None:
+    """A commit that updates a table (its content id known) writes its commit, the new value and
+    the branch in one transaction; without the object cache it first reads its parent commit. A
+    commit that creates a table claims the new content id before."""
+    persist = open_persist(adapter, StoreConfig(repository_id=_repo()), object_cache=object_cache)
+    RepositoryLogic(persist).initialize("main")
+    store = VersionStore(persist)
     main, table = branch("main"), ContentKey.of("ns", "t")
     store.commit(main, None, CommitMeta("ns"), [Put(ContentKey.of("ns"), Namespace(elements=("ns",)))])
+    reads = [] if object_cache else ["BatchGetItem"]
     first = IcebergTable(id=None, metadata_location="s3://b/0.json", snapshot_id=0)
-    content_id = store.commit(main, None, CommitMeta("add"), [Put(table, first)]).added_content_ids[table]
+    with requests_of(adapter) as sent:
+        content_id = store.commit(main, None, CommitMeta("add"), [Put(table, first)]).added_content_ids[table]
+    assert sent == [*reads, "PutItem", TRANSACTION]
     for n in range(1, 4):
         update = IcebergTable(id=content_id, metadata_location=f"s3://b/{n}.json", snapshot_id=n)
         with requests_of(adapter) as sent:
             store.commit(main, None, CommitMeta(f"update {n}"), [Put(table, update)])
-        assert sent == [TRANSACTION], f"commit {n}"
+        assert sent == [*reads, TRANSACTION], f"commit {n}"
 
 
 # --- what the transaction leaves to the two steps -------------------------------------------------
