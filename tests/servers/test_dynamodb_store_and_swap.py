@@ -14,6 +14,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -165,55 +166,53 @@ def test_a_one_put_version_store_commit_is_one_request_and_reads_the_head_withou
 # --- what the transaction leaves to the two steps -------------------------------------------------
 
 
-def test_an_object_that_existed_cancels_it_and_the_two_steps_answer(adapter: DynamoDBAdapter) -> None:
+@dataclass(frozen=True)
+class Unsettled:
+    """A call the transaction cannot settle alone: rows stored before (by position, with other
+    bytes), the reference as the repository holds it for the caller, and what must come out."""
+
+    existing: tuple[int, ...]
+    #: "as expected", "moved" (the caller's row is stale) or "missing".
+    reference: str
+    target: int
+    answer: InsertAndSwap
+    #: The requests exactly, where they are known; None: the cancelled transaction, then the two steps.
+    requests: tuple[str, ...] | None = None
+
+
+UNSETTLED = {
+    "an-object-existed": Unsettled((0,), "as expected", 2, InsertAndSwap([False, True, True], True)),
+    "the-target-existed": Unsettled((1,), "as expected", 1, InsertAndSwap([True, False, True], None)),
+    "the-reference-moved": Unsettled(
+        (), "moved", 0, InsertAndSwap([True] * 3, False), (TRANSACTION, *["PutItem"] * 3)
+    ),
+    "the-reference-is-missing": Unsettled(
+        (), "missing", 0, InsertAndSwap([True] * 3, False), (TRANSACTION, *["PutItem"] * 3)
+    ),
+    "an-object-existed-and-the-reference-moved": Unsettled(
+        (0,), "moved", 1, InsertAndSwap([False, True, True], False)
+    ),
+}
+
+
+@pytest.mark.parametrize("case", UNSETTLED.values(), ids=list(UNSETTLED))
+def test_what_the_transaction_cannot_settle_answers_as_the_two_steps(
+    adapter: DynamoDBAdapter, case: Unsettled
+) -> None:
+    """When only the reference's condition failed, the rows are stored and the swap is not tried
+    again (exactly one write per row follows the transaction)."""
     current, rows = _ref(), _rows(3)
-    earlier = rows[0]._replace(data=b"stored before", referenced=1)
-    new = current._replace(pointer=rows[2].obj_id)
-    outcome, sent = _as_the_two_steps(adapter, rows, current, new, _arranged(adapter, current, [earlier]))
-    assert outcome == InsertAndSwap([False, True, True], True)
-    assert sent[0] == TRANSACTION
-    assert sent.count(TRANSACTION) == 1
-
-
-def test_a_target_that_existed_is_never_swapped_onto(adapter: DynamoDBAdapter) -> None:
-    current, rows = _ref(), _rows(2)
-    colliding = rows[1]._replace(data=b"another object")
-    new = current._replace(pointer=rows[1].obj_id)
-    outcome, sent = _as_the_two_steps(adapter, rows, current, new, _arranged(adapter, current, [colliding]))
-    assert outcome == InsertAndSwap([True, False], None)
-    assert sent[0] == TRANSACTION
-    assert sent.count(TRANSACTION) == 1
-
-
-def test_a_failed_reference_condition_stores_the_rows_without_trying_the_swap_again(
-    adapter: DynamoDBAdapter,
-) -> None:
-    current, rows = _ref(), _rows(2)
-    stale = current._replace(pointer=os.urandom(32))
-    new = stale._replace(pointer=rows[0].obj_id)
-    outcome, sent = _as_the_two_steps(adapter, rows, stale, new, _arranged(adapter, current, []))
-    assert outcome == InsertAndSwap([True, True], False)
-    assert sent == [TRANSACTION, "PutItem", "PutItem"]
-
-
-def test_a_missing_reference_answers_false_and_stores_the_rows(adapter: DynamoDBAdapter) -> None:
-    missing, rows = _ref(), _rows(1)
-    new = missing._replace(pointer=rows[0].obj_id)
-    outcome, sent = _as_the_two_steps(adapter, rows, missing, new, _arranged(adapter, None, []))
-    assert outcome == InsertAndSwap([True], False)
-    assert sent == [TRANSACTION, "PutItem"]
-
-
-def test_an_existing_object_and_a_failed_reference_condition_answer_as_the_two_steps(
-    adapter: DynamoDBAdapter,
-) -> None:
-    current, rows = _ref(), _rows(2)
-    stale = current._replace(pointer=os.urandom(32))
-    new = stale._replace(pointer=rows[1].obj_id)
-    outcome, sent = _as_the_two_steps(adapter, rows, stale, new, _arranged(adapter, current, rows[:1]))
-    assert outcome == InsertAndSwap([False, True], False)
-    assert sent[0] == TRANSACTION
-    assert sent.count(TRANSACTION) == 1
+    expected = current._replace(pointer=os.urandom(32)) if case.reference == "moved" else current
+    earlier = [rows[i]._replace(data=b"stored before", referenced=1) for i in case.existing]
+    arrange = _arranged(adapter, None if case.reference == "missing" else current, earlier)
+    new = expected._replace(pointer=rows[case.target].obj_id)
+    outcome, sent = _as_the_two_steps(adapter, rows, expected, new, arrange)
+    assert outcome == case.answer
+    if case.requests is None:
+        assert sent[0] == TRANSACTION
+        assert sent.count(TRANSACTION) == 1
+    else:
+        assert tuple(sent) == case.requests
 
 
 def test_the_most_actions_one_transaction_takes_are_one_request_and_one_more_row_the_two_steps(
