@@ -9,8 +9,10 @@ eventually consistent read would report objects missing and fail compare-and-swa
 an item is read leaves its bytes unchanged, so this costs read capacity, not compatibility.
 
 Conditional writes go through a client without SDK retries (see ``DynamoSettings.client``) and
-repeat only what DynamoDB refused before applying (throttling); reads and unconditional batch
-writes are idempotent and keep botocore's standard retries.
+repeat only what DynamoDB refused before applying (throttling, a conflicting transaction); reads
+and unconditional batch writes are idempotent and keep botocore's standard retries. A commit's
+objects and its branch's compare-and-swap are one TransactWriteItems request when they fit one
+(:mod:`backends.dynamodb.transaction`).
 """
 
 from __future__ import annotations
