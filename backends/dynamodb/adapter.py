@@ -9,8 +9,10 @@ eventually consistent read would report objects missing and fail compare-and-swa
 an item is read leaves its bytes unchanged, so this costs read capacity, not compatibility.
 
 Conditional writes go through a client without SDK retries (see ``DynamoSettings.client``) and
-repeat only what DynamoDB refused before applying (throttling); reads and unconditional batch
-writes are idempotent and keep botocore's standard retries.
+repeat only what DynamoDB refused before applying (throttling, a conflicting transaction); reads
+and unconditional batch writes are idempotent and keep botocore's standard retries. A commit's
+objects and its branch's compare-and-swap are one TransactWriteItems request when they fit one
+(:mod:`backends.dynamodb.transaction`).
 """
 
 from __future__ import annotations
@@ -28,14 +30,18 @@ from backends.dynamodb.capabilities import CAPABILITIES
 from backends.dynamodb.config import DynamoSettings
 from backends.dynamodb.errors import (
     CONDITION_FAILED,
-    REJECTED_CODES,
+    REASON_CONDITION_FAILED,
+    REASON_NONE,
+    cancellation_reasons,
     error_code,
     is_item_too_large,
+    refused_before_applying,
     translate,
 )
 from backends.dynamodb.schema import setup_schema
 from backends.dynamodb.statements import ITEM_FORMATS, Item, key_of
-from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
+from backends.dynamodb.transaction import TRANSACTION_ACTIONS, fits_one_transaction, put
+from persist_spi.adapter import BackendAdapter, Capabilities, InsertAndSwap, ObjRow, RefRow, target_row
 from persist_spi.errors import UnknownOperationResult
 from persist_spi.layouts import StorageLayout
 
@@ -151,6 +157,48 @@ class DynamoDBAdapter(BackendAdapter):
         if len(rows) <= 1:
             return [self._insert_one(prefix, row) for row in rows]
         return list(self._executor().map(lambda row: self._insert_one(prefix, row), rows))
+
+    def insert_objs_and_update_ref(
+        self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
+    ) -> InsertAndSwap:
+        """One TransactWriteItems request: a Put per row under ``insert_objs``' condition and the
+        reference's Put under ``update_ref``'s. DynamoDB checks every condition before it writes
+        anything, then applies all or nothing, and a cancelled transaction says which failed:
+
+        * only the reference's: nothing was written; the rows are stored as ``insert_objs`` stores
+          them (a failed swap leaves the objects), and the swap answers False, or None when the
+          target row turns out to exist by then;
+        * an object's (it existed): the two steps, which refresh the existing rows' ``referenced``
+          and answer row by row.
+
+        The two steps too when the rows do not fit one transaction (actions, bytes), when an id is
+        repeated (a transaction may name an item once), or when conflicting transactions or
+        throttling still cancel it after the retries."""
+        target = target_row(rows, new.pointer)
+        if (
+            len(rows) < TRANSACTION_ACTIONS
+            and len({r.obj_id for r in rows}) == len(rows)
+            and fits_one_transaction(actions := self.store_and_swap_actions(repo, rows, expected, new))
+        ):
+            reasons = self._transact("store objects and update a reference", actions, rows)
+            if not reasons:
+                return InsertAndSwap([True] * len(rows), True)
+            if reasons == [REASON_NONE] * len(rows) + [REASON_CONDITION_FAILED]:
+                inserted = self.insert_objs(repo, rows)
+                return InsertAndSwap(inserted, False if inserted[target] else None)
+        return super().insert_objs_and_update_ref(repo, rows, expected, new)
+
+    def store_and_swap_actions(
+        self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
+    ) -> list[Item]:
+        """The transaction of :meth:`insert_objs_and_update_ref`: the rows' Puts, then the reference's."""
+        prefix = self._items.repo_prefix(repo)
+        condition, values = self._items.ref_condition(expected)
+        actions = [
+            put(self._objs, self._items.obj_item(prefix, r), self._items.obj_insert_condition) for r in rows
+        ]
+        moved = self._items.ref_item(prefix, new._replace(name=expected.name))
+        return [*actions, put(self._refs, moved, condition, values)]
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
         prefix = self._items.repo_prefix(repo)
@@ -274,21 +322,61 @@ class DynamoDBAdapter(BackendAdapter):
         self, action: str, method: Callable[..., Any], row: ObjRow | None = None, **request: Any
     ) -> bool:
         """Run one conditional write: True if applied, False if its condition did not hold."""
+
+        def send() -> bool:
+            method(**request)
+            return True
+
+        return self._write(
+            action,
+            send,
+            lambda e, _: False if error_code(e) == CONDITION_FAILED else None,
+            [] if row is None else [row],
+        )
+
+    def _transact(self, action: str, actions: list[Item], rows: Sequence[ObjRow]) -> list[str]:
+        """Send one TransactWriteItems: no reasons when it applied, else the reason of each action
+        (``REASON_NONE`` for those that would have applied) of the transaction that DynamoDB
+        cancelled, writing nothing. Cancellations by conflicting transactions or throttling are
+        sent again; the reasons of the last one are the answer when they outlast the retries."""
+
+        def send() -> list[str]:
+            self._cas.transact_write_items(TransactItems=actions)
+            return []
+
+        def settle(error: ClientError, last: bool) -> list[str] | None:
+            reasons = cancellation_reasons(error)
+            return reasons if reasons is not None and (last or not refused_before_applying(error)) else None
+
+        return self._write(action, send, settle, rows)
+
+    def _write(
+        self,
+        action: str,
+        send: Callable[[], T],
+        settle: Callable[[ClientError, bool], T | None],
+        rows: Sequence[ObjRow],
+    ) -> T:
+        """Send one write that DynamoDB applies whole or not at all, and send it again when DynamoDB
+        refused it before applying it (throttling), ``_CAS_ATTEMPTS`` times at most. ``settle`` turns
+        an error that answers the call (a failed condition) into its answer, else None; it is told
+        whether the attempt was the last. An item over DynamoDB's size limit is reported as the
+        largest of ``rows``, the objects the write carries."""
         for attempt in range(_CAS_ATTEMPTS):
+            last = attempt == _CAS_ATTEMPTS - 1
             try:
-                method(**request)
-                return True
+                return send()
             except ClientError as e:
-                code = error_code(e)
-                if code == CONDITION_FAILED:
-                    return False
-                if row is not None and is_item_too_large(e):
-                    raise self._items.too_large(row) from e
-                if code not in REJECTED_CODES or attempt == _CAS_ATTEMPTS - 1:
+                answer = settle(e, last)
+                if answer is not None:
+                    return answer
+                if rows and is_item_too_large(e):
+                    raise self._items.too_large(max(rows, key=lambda r: len(r.data))) from e
+                if not refused_before_applying(e) or last:
                     raise self._mapped(e, action, write=True) from e
             except (EndpointConnectionError, ConnectTimeoutError) as e:
                 # Not connected means not sent: repeating cannot apply the write twice.
-                if attempt == _CAS_ATTEMPTS - 1:
+                if last:
                     raise self._mapped(e, action, write=True) from e
             except BotoCoreError as e:
                 raise self._mapped(e, action, write=True) from e

@@ -49,6 +49,16 @@ AUTH_CODES: Final = frozenset(
     }
 )
 CONDITION_FAILED: Final = "ConditionalCheckFailedException"
+#: A TransactWriteItems that applied nothing; its ``CancellationReasons`` say why, action by action.
+TRANSACTION_CANCELLED: Final = "TransactionCanceledException"
+#: The reason of an action whose condition did not hold ("None" for an action that would have applied).
+REASON_CONDITION_FAILED: Final = "ConditionalCheckFailed"
+REASON_NONE: Final = "None"
+REASON_UNKNOWN: Final = "Unknown"
+#: Reasons that cancel a transaction only for now: another transaction on the same items, throttling.
+RETRIED_REASONS: Final = frozenset(
+    {"TransactionConflict", "ProvisionedThroughputExceeded", "ThrottlingError", "RequestLimitExceeded"}
+)
 
 
 def error_code(error: BaseException) -> str | None:
@@ -65,6 +75,25 @@ def error_message(error: BaseException) -> str:
     if isinstance(response, dict):
         return str(response.get("Error", {}).get("Message") or "")
     return str(error)
+
+
+def cancellation_reasons(error: BaseException) -> list[str] | None:
+    """The reason of each action of a cancelled TransactWriteItems, in the request's order (botocore
+    reads them from the response, as DynamoDB Local 2.6 sends them too), or ``[REASON_UNKNOWN]``
+    when the response has none; None for other errors."""
+    if error_code(error) != TRANSACTION_CANCELLED:
+        return None
+    reasons = getattr(error, "response", {}).get("CancellationReasons") or []
+    return [str(reason.get("Code") or REASON_NONE) for reason in reasons] or [REASON_UNKNOWN]
+
+
+def refused_before_applying(error: BaseException) -> bool:
+    """DynamoDB refused the write for now (throttling, a conflicting transaction) without applying
+    any of it, so sending it again is safe; a failed condition is an answer, not a refusal."""
+    if error_code(error) in REJECTED_CODES:
+        return True
+    reasons = set(cancellation_reasons(error) or ()) - {REASON_NONE}
+    return bool(reasons) and reasons <= RETRIED_REASONS
 
 
 def is_item_too_large(error: BaseException) -> bool:

@@ -127,8 +127,12 @@ class ItemFormat(ABC):
 
     def too_large(self, row: ObjRow) -> ObjTooLarge:
         """DynamoDB refused the item: report the item's size (names and key included) against 400 KiB."""
-        size = sum(len(name) + _value_size(value) for name, value in self.obj_item("", row).items())
-        return ObjTooLarge(size, DYNAMODB_ITEM_LIMIT, ObjId(row.obj_id), "DynamoDB item of object")
+        return ObjTooLarge(
+            item_size(self.obj_item("", row)),
+            DYNAMODB_ITEM_LIMIT,
+            ObjId(row.obj_id),
+            "DynamoDB item of object",
+        )
 
     def _read_number(self, item: Item, name: str) -> int:
         """An absent number is 0 (Nessie leaves ``c`` out when it is 0)."""
@@ -264,6 +268,12 @@ class NessieItems(ItemFormat):
 LOCHKIT_ITEMS: Final = LochkitItems()
 NESSIE_ITEMS: Final = NessieItems()
 ITEM_FORMATS: Final = {f.name: f for f in (LOCHKIT_ITEMS, NESSIE_ITEMS)}
+
+
+def item_size(item: Item) -> int:
+    """An item's size as DynamoDB limits it: attribute names and values (a little more for numbers
+    and booleans, whose text is counted)."""
+    return sum(len(name.encode("utf-8")) + _value_size(value) for name, value in item.items())
 
 
 def _value_size(value: Item) -> int:

@@ -61,7 +61,7 @@ PINNED: dict[str, Pinned] = {
     "postgres": _exactly(1, 1, "one statement stores the objects and swaps the branch"),
     "mariadb": _exactly(1, 1, "one request of three statements: insert, keep its warning count, swap"),
     "mongodb": _exactly(2, 2, "one unordered insert of every object, then the swap"),
-    "dynamodb": _exactly(3, 12, "a conditional put per object (in parallel), then the swap"),
+    "dynamodb": _exactly(1, 1, "one transaction: a conditional put per object and the swap"),
     "cassandra": Pinned(
         {1: 3, 10: 3},
         {1: 5, 10: 23},

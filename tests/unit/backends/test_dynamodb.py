@@ -21,14 +21,14 @@ from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeou
 from botocore.stub import Stubber
 
 from backends.dynamodb import DynamoBackendFactory
-from backends.dynamodb.adapter import DynamoDBAdapter
+from backends.dynamodb.adapter import _CAS_ATTEMPTS, DynamoDBAdapter
 from backends.dynamodb.batch import MAX_IDLE_ROUNDS, backoff_delay, batch_get, batch_write
 from backends.dynamodb.capabilities import CAPABILITIES, DYNAMODB_ITEM_LIMIT
 from backends.dynamodb.config import parse_url
 from backends.dynamodb.errors import is_item_too_large, translate
 from backends.dynamodb.schema import SCHEMA_ITEM_KEY
 from backends.dynamodb.statements import repo_of_key, repo_prefix
-from persist_spi.adapter import ObjRow
+from persist_spi.adapter import InsertAndSwap, ObjRow, RefRow
 from persist_spi.errors import (
     BackendAuthenticationFailed,
     BackendConfigError,
@@ -373,3 +373,73 @@ def test_item_size_rejection_becomes_obj_too_large(stubbed: tuple[DynamoDBAdapte
     with pytest.raises(ObjTooLarge) as e:
         adapter.insert_objs("r", [_row()])
     assert e.value.limit == DYNAMODB_ITEM_LIMIT
+
+
+# --- the store-and-swap transaction (through botocore's Stubber) ---------------------------------
+
+
+def _cancelled(stubber: Stubber, *reasons: str) -> None:
+    stubber.add_client_error(
+        "transact_write_items",
+        "TransactionCanceledException",
+        "Transaction cancelled",
+        modeled_fields={"CancellationReasons": [{"Code": r} for r in reasons]},
+    )
+
+
+def _store_and_swap(adapter: DynamoDBAdapter) -> InsertAndSwap:
+    current = RefRow("refs/heads/main", b"\x09", False, 7, None, b"")
+    return adapter.insert_objs_and_update_ref("r", [_row()], current, current._replace(pointer=_row().obj_id))
+
+
+def test_a_conflicting_transaction_is_sent_again(
+    stubbed: tuple[DynamoDBAdapter, Stubber], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("backends.dynamodb.adapter.time.sleep", lambda _: None)
+    adapter, stubber = stubbed
+    _cancelled(stubber, "TransactionConflict", "None")
+    _cancelled(stubber, "None", "ThrottlingError")
+    stubber.add_response("transact_write_items", {})
+    assert _store_and_swap(adapter) == InsertAndSwap([True], True)
+
+
+def test_conflicts_that_outlast_the_retries_leave_it_to_the_two_steps(
+    stubbed: tuple[DynamoDBAdapter, Stubber], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("backends.dynamodb.adapter.time.sleep", lambda _: None)
+    adapter, stubber = stubbed
+    for _ in range(_CAS_ATTEMPTS):
+        _cancelled(stubber, "None", "TransactionConflict")
+    stubber.add_response("put_item", {})  # the object
+    stubber.add_response("put_item", {})  # the reference
+    assert _store_and_swap(adapter) == InsertAndSwap([True], True)
+
+
+def test_a_cancellation_without_reasons_is_not_taken_for_success(
+    stubbed: tuple[DynamoDBAdapter, Stubber],
+) -> None:
+    adapter, stubber = stubbed
+    stubber.add_client_error("transact_write_items", "TransactionCanceledException", "Transaction cancelled")
+    stubber.add_response("put_item", {})
+    stubber.add_client_error("put_item", "ConditionalCheckFailedException")
+    assert _store_and_swap(adapter) == InsertAndSwap([True], False)
+
+
+def test_an_item_over_the_size_limit_in_the_transaction_becomes_obj_too_large(
+    stubbed: tuple[DynamoDBAdapter, Stubber],
+) -> None:
+    adapter, stubber = stubbed
+    stubber.add_client_error(
+        "transact_write_items", "ValidationException", "Item size has exceeded the maximum allowed size"
+    )
+    with pytest.raises(ObjTooLarge) as e:
+        _store_and_swap(adapter)
+    assert e.value.limit == DYNAMODB_ITEM_LIMIT
+
+
+def test_a_lost_transaction_answer_is_an_unknown_outcome(stubbed: tuple[DynamoDBAdapter, Stubber]) -> None:
+    adapter, stubber = stubbed
+    stubber.add_client_error("transact_write_items", "InternalServerError", http_status_code=500)
+    lost = r"store objects and update a reference.*unknown whether"
+    with pytest.raises(UnknownOperationResult, match=lost):
+        _store_and_swap(adapter)

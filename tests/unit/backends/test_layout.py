@@ -27,7 +27,8 @@ JOBS = {
 #: Modules only one database needs.
 OWN_MODULES = {
     "postgres": {"connections", "watchdog"},
-    "dynamodb": {"batch"},
+    # Batch calls re-requesting unprocessed work; the transaction that stores a commit and its branch.
+    "dynamodb": {"batch", "transaction"},
     # The Data API requests and the merging of ReadRows streams.
     "bigtable": {"messages"},
     # PyMySQL has no connection pool.
