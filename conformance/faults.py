@@ -80,13 +80,7 @@ class FaultInjectingPersist(ForwardingPersist):
         # made to fail, on its own, as for every other commit path; a test that faults the combined
         # call itself gets the backend's own (one round trip where it has one).
         if any(f.method == "store_objs_and_update_reference" and f.times > 0 for f in self.faults):
-            return self._call(
-                "store_objs_and_update_reference",
-                self.delegate.store_objs_and_update_reference,
-                objs,
-                ref,
-                new_pointer,
-            )
+            return super().store_objs_and_update_reference(objs, ref, new_pointer)
         return Persist.store_objs_and_update_reference(self, objs, ref, new_pointer)
 
     def _before_pointer_update(self, ref: Reference, new_pointer: ObjId) -> None:
