@@ -39,11 +39,13 @@ from reliability.target import Target
 from reliability.verification import RunVerdict, branch_chains, verify_run
 from reliability.writer import WriterSpec, stop_file, writer_process_main
 
-#: The step of each operation after which it has happened (a half-done rest is finished by reads).
-COMMIT_POINTS = {
-    "commit": "update_reference_pointer",
-    "create": "update_reference_pointer",
-    "delete": "mark_reference_as_deleted",
+#: The steps of each operation after the first of which it has happened (a half-done rest is
+#: finished by reads). A commit moves its branch with its objects in one call when it can.
+_MOVES = ("store_objs_and_update_reference", "update_reference_pointer")
+COMMIT_POINTS: dict[str, tuple[str, ...]] = {
+    "commit": _MOVES,
+    "create": _MOVES,
+    "delete": ("mark_reference_as_deleted",),
 }
 CRASH_BRANCH = "crash"
 Log = Callable[[str], None]
@@ -127,7 +129,7 @@ def crash_sweep(
         if steps is None:
             continue
         result.operations[operation] = len(steps)
-        commit_point = steps.index(COMMIT_POINTS[operation]) + 1
+        commit_point = _commit_point(operation, steps)
         chosen = _choose_steps(len(steps), commit_point, steps_per_operation)
         for step in chosen:
             for when in When:
@@ -178,10 +180,16 @@ def _learn_steps(target: Target, run_dir: Path, operation: str, result: SweepRes
             result.problems.append(f"{operation}: the second run without a crash point failed")
             return None
         steps = reached_steps(run_dir, token)
-    if COMMIT_POINTS[operation] not in steps:
-        result.problems.append(f"{operation}: no {COMMIT_POINTS[operation]} among its steps {steps}")
+    if not set(COMMIT_POINTS[operation]) & set(steps):
+        points = " or ".join(COMMIT_POINTS[operation])
+        result.problems.append(f"{operation}: no {points} among its steps {steps}")
         return None
     return steps
+
+
+def _commit_point(operation: str, steps: list[str]) -> int:
+    """The 1-based step after which ``operation`` has happened."""
+    return next(i for i, step in enumerate(steps, 1) if step in COMMIT_POINTS[operation])
 
 
 def _one_kill(
@@ -209,8 +217,10 @@ def _one_kill(
     # The steps this run reached (the last is the one it died in): the operation happened if it
     # got past its commit point, or died just after it.
     reached = reached_steps(run_dir, token)
-    commit_step = COMMIT_POINTS[operation]
-    applied = commit_step in reached[:-1] or (reached[-1:] == [commit_step] and point.when is When.AFTER)
+    points = COMMIT_POINTS[operation]
+    applied = any(step in points for step in reached[:-1]) or (
+        bool(reached) and reached[-1] in points and point.when is When.AFTER
+    )
     what = f"{operation} killed {point.when.value} step {len(reached)} ({reached[-1] if reached else '-'})"
     with target.persist() as persist:
         report = RepositoryChecker(persist, backend=target.backend, address=target.address).run()

@@ -37,7 +37,10 @@ class RecordingPersist(InterceptingPersist):
         if method == "fetch_references":
             return self._read(args[0], call)
         if method == "update_reference_pointer" and args[0].name in self.watched:
-            return self._swap(args[0], args[1], call)
+            return self._swap(args[0], args[1], call, lambda _: True)
+        if method == "store_objs_and_update_reference" and args[1].name in self.watched:
+            # Its swap is attempted only onto a commit it wrote; moved=None means none was made.
+            return self._swap(args[1], args[2], call, lambda stored: stored.moved is not None)
         return call()
 
     def _read(self, names: Any, call: Callable[[], T]) -> T:
@@ -53,7 +56,9 @@ class RecordingPersist(InterceptingPersist):
         result: T = rows
         return result
 
-    def _swap(self, ref: Reference, new_pointer: Any, call: Callable[[], T]) -> T:
+    def _swap(
+        self, ref: Reference, new_pointer: Any, call: Callable[[], T], applied: Callable[[Any], bool]
+    ) -> T:
         op_id = f"{self.process}/{os.getpid()}/{next(self._ids)}"
         base = {"p": self.process, "r": ref.name, "id": op_id}
         self.journal.write(
@@ -62,7 +67,7 @@ class RecordingPersist(InterceptingPersist):
         outcome: bool | None = None
         try:
             result = call()
-            outcome = True
+            outcome = applied(result)
             return result
         except (RefConditionFailed, RefNotFound):
             outcome = False

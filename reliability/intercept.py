@@ -3,18 +3,17 @@
 The campaign's wrappers (crash points, the compare-and-swap history) are subclasses overriding
 :meth:`InterceptingPersist.intercept`; nothing in the commit logic knows they exist. Derived reads
 and writes of the contract go through the primitives, so each database round trip is seen once.
+A commit's store-and-swap is one call here, as the backend makes it (one request where it can):
+crash points fall before or after it; random kills still land between its halves on a backend
+that makes it two requests.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 from persist_spi.forwarding import ForwardingPersist
-from persist_spi.ids import ObjId
-from persist_spi.objs import Obj
-from persist_spi.persist import Persist, StoredAndMoved
-from persist_spi.references import Reference
 
 T = TypeVar("T")
 
@@ -30,13 +29,6 @@ class InterceptingPersist(ForwardingPersist):
     def intercept(self, method: str, args: tuple[Any, ...], call: Callable[[], T]) -> T:
         """Called for every call; ``call`` performs it on the delegate."""
         return call()
-
-    def store_objs_and_update_reference(
-        self, objs: Sequence[Obj], ref: Reference, new_pointer: ObjId
-    ) -> StoredAndMoved:
-        # Made as its two steps here (the contract's default), so that each is seen, and can be
-        # made to fail, on its own, as for every other commit path.
-        return Persist.store_objs_and_update_reference(self, objs, ref, new_pointer)
 
     def _call(self, method: str, call: Callable[..., T], *args: Any) -> T:
         # The hooks see the objects a store writes, not its size-limit switch.
