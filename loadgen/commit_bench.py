@@ -62,6 +62,10 @@ NAMESPACE = ContentKey.of("bench")
 #: What ``--object-cache`` may say, and which cache settings each runs.
 CACHE_CHOICES: dict[str, tuple[bool, ...]] = {"both": (True, False), "on": (True,), "off": (False,)}
 
+#: Commits measured per scenario by default, timed and counted under callgrind.
+TIMED_COMMITS = 1000
+INSTRUCTION_COMMITS = 200
+
 
 @dataclass
 class Figures:
@@ -512,7 +516,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["auto", "external", "testcontainers", "local"],
         help="how to obtain a database server when no --url is given (default: auto)",
     )
-    parser.add_argument("--commits", type=positive, default=1000, help="commits measured per scenario")
+    parser.add_argument(
+        "--commits",
+        type=positive,
+        help=f"commits measured per scenario (default {TIMED_COMMITS}; {INSTRUCTION_COMMITS} with "
+        "--instructions)",
+    )
     parser.add_argument("--deep", type=positive, default=100_000, help="history depth of the deep scenario")
     parser.add_argument(
         "--key-counts",
@@ -531,6 +540,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--markdown-out",
         metavar="FILE",
         help="also write the figures' table to FILE as a documentation snippet",
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count CPU instructions per 1-put and 10-put commit with callgrind (valgrind) instead "
+        "of timing: the same on a busy machine as on a quiet one; embedded backends only "
+        "(inmemory, rocksdb), and slow: callgrind runs Python about 50 times slower",
     )
     compare = parser.add_argument_group(
         "side by side with Nessie (--compare-nessie)",
@@ -553,6 +569,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def validate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse combinations the parser alone cannot see."""
+    if args.instructions and args.compare_nessie:
+        parser.error("--instructions counts lochkit's side only; leave out --compare-nessie")
+    if args.commits is None:
+        args.commits = INSTRUCTION_COMMITS if args.instructions else TIMED_COMMITS
     if len(args.backend) > 1 and not args.compare_nessie:
         parser.error("several backends need --compare-nessie; the full benchmark runs one at a time")
     if len(args.backend) > 1 and args.url:

@@ -59,6 +59,8 @@ def run_raw(argv: Sequence[str]) -> int:
     try:
         if args.compare_nessie:
             return _compare(args)
+        if args.instructions:
+            return _instructions(args)
         return _bench(args)
     except ExistingDataRefused as e:
         print(f"lochkit bench: {e}", file=sys.stderr)
@@ -133,6 +135,24 @@ def _bench(args: argparse.Namespace) -> int:
     if args.markdown_out:
         source = f"backend {name}, {args.commits} commits per scenario"
         _write_snippet(args, markdown(name, results), source)
+    return 0
+
+
+def _instructions(args: argparse.Namespace) -> int:
+    from loadgen import instructions
+
+    name = args.backend[0]
+    print(
+        f"lochkit instructions per commit on {name}, counted by callgrind: runs of {args.commits} and "
+        f"{2 * args.commits} commits through the object cache, subtracted",
+        flush=True,
+    )
+    counts = [instructions.count(name, puts, args.commits) for puts in instructions.PUTS]
+    if args.json:
+        _write_json(args.json, {"backend": name, "instructions": [vars(c) for c in counts]})
+    if args.markdown_out:
+        source = f"backend {name}, runs of {args.commits} and {2 * args.commits} commits"
+        _write_snippet(args, instructions.markdown(counts), source)
     return 0
 
 
