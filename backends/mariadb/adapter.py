@@ -34,15 +34,8 @@ from backends.mariadb.schema import RULES, create, inspect, mismatch_fix
 from backends.mariadb.statements import MAX_KEY_LENGTH, MAX_NAME_BYTES, SCHEMA_VERSION, Statements, text
 from backends.postgres.errors import Kind, backoff_delays
 from backends.postgres.schema import Verdict, judge
-from persist_spi.adapter import (
-    BackendAdapter,
-    Capabilities,
-    InsertAndSwap,
-    ObjRow,
-    RefRow,
-    finish_store_and_swap,
-    target_row,
-)
+from persist_spi import adapter as contract
+from persist_spi.adapter import BackendAdapter, Capabilities, InsertAndSwap, ObjRow, RefRow
 from persist_spi.errors import (
     BackendSchemaMismatch,
     BackendStoreMissing,
@@ -312,7 +305,7 @@ class MariadbAdapter(BackendAdapter):
         A deadlock or lock wait timeout in the UPDATE comes after the insert committed; the request
         then runs again, finds its rows existing and leaves the swap to the caller, which reads the
         target and decides, as for any target that existed."""
-        target_row(rows, new.pointer)  # refused before anything is written
+        contract.target_row(rows, new.pointer)  # refused before anything is written
         if not self._returning or len(chunks := list(self._row_chunks(rows))) != 1:
             return super().insert_objs_and_update_ref(repo, rows, expected, new)
         _check_lengths(self.name, repo, rows)
@@ -331,7 +324,7 @@ class MariadbAdapter(BackendAdapter):
         inserted, matched = self._run("storing objects and updating a reference", work, write=True)
         if len(inserted) == len(rows):
             return InsertAndSwap([True] * len(rows), matched == 1)
-        return finish_store_and_swap(self, repo, rows, inserted, expected, new)
+        return contract.finish_store_and_swap(self, repo, rows, inserted, expected, new)
 
     def _insert_absent(self, repo: str, rows: Sequence[ObjRow]) -> set[bytes]:
         inserted: set[bytes] = set()
