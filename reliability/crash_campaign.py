@@ -130,6 +130,7 @@ def crash_sweep(
             continue
         result.operations[operation] = len(steps)
         commit_point = _commit_point(operation, steps)
+        assert commit_point is not None  # _learn_steps refused steps without one
         chosen = _choose_steps(len(steps), commit_point, steps_per_operation)
         for step in chosen:
             for when in When:
@@ -180,16 +181,16 @@ def _learn_steps(target: Target, run_dir: Path, operation: str, result: SweepRes
             result.problems.append(f"{operation}: the second run without a crash point failed")
             return None
         steps = reached_steps(run_dir, token)
-    if not set(COMMIT_POINTS[operation]) & set(steps):
+    if _commit_point(operation, steps) is None:
         points = " or ".join(COMMIT_POINTS[operation])
         result.problems.append(f"{operation}: no {points} among its steps {steps}")
         return None
     return steps
 
 
-def _commit_point(operation: str, steps: list[str]) -> int:
-    """The 1-based step after which ``operation`` has happened."""
-    return next(i for i, step in enumerate(steps, 1) if step in COMMIT_POINTS[operation])
+def _commit_point(operation: str, steps: list[str]) -> int | None:
+    """The 1-based step after which ``operation`` has happened; None when it has none."""
+    return next((i for i, step in enumerate(steps, 1) if step in COMMIT_POINTS[operation]), None)
 
 
 def _one_kill(
