@@ -24,7 +24,7 @@ from typing import Any, Final, NoReturn
 
 import pytest
 
-from conformance import fail_fast
+from conformance import fail_fast, parallel
 from conformance.backend_pool import BackendPool
 from conformance.harness import BackendUnderTest, PersistFactory
 from conformance.lockstep import source_files_of, turns_inside
@@ -132,6 +132,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "store_config(**changes): StoreConfig overrides for `persist`")
     fail_fast.check_options(config)
     _check_backend_names(config)
+    parallel.configure(config, lambda: [*selected_backends(config), OWN_FACTORY])
 
 
 def _check_backend_names(config: pytest.Config) -> None:

@@ -114,6 +114,21 @@ class ConformanceReport:
             for backend, areas in sorted(self.areas.items())
         }
 
+    def merge(self, doc: dict[str, Any], blocked: dict[str, int]) -> None:
+        """Adds a report another process wrote (:meth:`to_json`) and its blocked counts to this one:
+        the counts of a backend and area present in both are summed."""
+        for backend, entry in doc.items():
+            if entry.get("provisioning"):
+                self.provisioning.setdefault(backend, entry["provisioning"])
+            for area, found in entry["areas"].items():
+                counts = self.areas[backend][area]
+                for outcome, n in found["counts"].items():
+                    counts.counts[outcome] = counts.counts.get(outcome, 0) + n
+                for test_id, why in found["not_passed"].items():
+                    counts.reasons[test_id] = (why["outcome"], why["reason"])
+        for backend, n in blocked.items():
+            self.blocked[backend] += n
+
     def write(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")

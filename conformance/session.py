@@ -43,6 +43,8 @@ class LochkitSession:
         self.test_info: dict[str, tuple[str, str]] = {}
         #: Nessie servers given by address, checked for data once per run: URL -> what they held.
         self.nessie_checked: dict[str, str] = {}
+        #: What went wrong with backends on other pytest-xdist workers (see conformance.parallel).
+        self.extra_closing_lines: list[str] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         info = self.test_info.get(report.nodeid)
@@ -76,8 +78,13 @@ class LochkitSession:
         if path:
             self.report.write(Path(path))
             terminalreporter.write_line(f"report written to {path}")
-        for line in self.failures.closing_lines():
+        for line in self.failures.closing_lines() + self.extra_closing_lines:
             terminalreporter.write_line(line)
+
+
+def active(config: pytest.Config) -> LochkitSession | None:
+    """The session's lochkit state if it was activated, without activating it."""
+    return config.stash.get(_SESSION_KEY, None)
 
 
 def activate(config: pytest.Config) -> LochkitSession:

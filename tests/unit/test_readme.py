@@ -33,7 +33,7 @@ def test_the_first_lines_are_the_two_commands_said_to_be_alternatives() -> None:
     assert README.splitlines()[2] == "```sh", "the commands come right after the title"
     try_out, full = _first_block()[:2]
     assert try_out.endswith("lochkit conformance --backend rocksdb")
-    assert full.endswith("pytest --backend all")
+    assert full.endswith("pytest --backend all -n 2")
     assert "alternatives" in FIRST_SCREEN
     # Each is said for what it is: how long, what it needs.
     assert "minute" in FIRST_SCREEN
@@ -53,7 +53,7 @@ def test_ci_runs_the_readmes_test_command() -> None:
     extras = _extras(full)
     ci = (ROOT / ".ci" / "run").read_text()
     assert f"pip install --quiet -e '.[{extras}]'" in ci
-    command = full.rsplit("&& ", 1)[1]  # .venv/bin/pytest --backend all
+    command = full.rsplit("&& ", 1)[1]  # .venv/bin/pytest --backend all -n 2
     assert re.search(rf"^(step \S+ )?{re.escape(command)}\b", ci, re.M), f"CI does not run {command}"
 
 
