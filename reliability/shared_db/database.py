@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from loadgen.nessie_jvm import Address, jdbc_url
+from loadgen.nessie_jvm import Address, jdbc_url, mariadb_jdbc_url
 from nessie_client import NessieRestClient
 from persist_spi.adapter import BackendAdapter
 from persist_spi.config import StoreConfig
@@ -99,6 +99,8 @@ class SharedDatabase:
         reader for it (Cassandra, DynamoDB, Bigtable)."""
         if self.backend == "postgres":
             return Address("postgres", jdbc_url(self.url))
+        if self.backend == "mariadb":
+            return Address("mariadb", mariadb_jdbc_url(self.url))
         if self.backend == "rocksdb":
             return Address("rocksdb", self.url.removeprefix("rocksdb://"))
         if self.backend == "mongodb":

@@ -3,6 +3,8 @@ package lochkit.nessiebench;
 import com.mongodb.ConnectionString;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -13,6 +15,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import org.projectnessie.versioned.storage.common.config.StoreConfig;
@@ -75,7 +78,7 @@ public final class FullScan {
     FullScan scan = new FullScan();
     try {
       switch (backend) {
-        case "postgres" -> scan.jdbc(url, repository);
+        case "postgres", "mariadb" -> scan.jdbc(url, repository);
         case "rocksdb" ->
             scan.published(
                 new RocksDBBackendFactory()
@@ -150,9 +153,14 @@ public final class FullScan {
     }
   }
 
-  /** JDBC2's objs2/refs2 rows, each value deserialised by ProtoSerialization. */
+  /**
+   * JDBC2's objs2/refs2 rows, each value deserialised by ProtoSerialization. The column types
+   * differ per database (PostgreSQL's BYTEA and BOOLEAN, MariaDB's TINYBLOB, LONGBLOB and BIT(1)),
+   * but both drivers read them as bytes and booleans, and a NULL created_at as 0, which is what
+   * Nessie's jdbc2 module makes of it too.
+   */
   private void jdbc(String url, String repository) throws SQLException {
-    try (Connection conn = DriverManager.getConnection(url)) {
+    try (Connection conn = connect(url)) {
       conn.setReadOnly(true);
       try (PreparedStatement ps =
           conn.prepareStatement(
@@ -191,6 +199,31 @@ public final class FullScan {
         }
       }
     }
+  }
+
+  /**
+   * A JDBC connection with the URL's options given as connection properties, percent-decoded:
+   * MariaDB's driver takes URL options verbatim, so a password holding {@code &} or {@code %}
+   * would not survive in the URL itself.
+   */
+  private static Connection connect(String url) throws SQLException {
+    int query = url.indexOf('?');
+    if (query < 0) {
+      return DriverManager.getConnection(url);
+    }
+    Properties properties = new Properties();
+    for (String option : url.substring(query + 1).split("&")) {
+      if (option.isEmpty()) {
+        continue;
+      }
+      int eq = option.indexOf('=');
+      String key = eq < 0 ? option : option.substring(0, eq);
+      String value = eq < 0 ? "" : option.substring(eq + 1);
+      properties.setProperty(
+          URLDecoder.decode(key, StandardCharsets.UTF_8),
+          URLDecoder.decode(value, StandardCharsets.UTF_8));
+    }
+    return DriverManager.getConnection(url.substring(0, query), properties);
   }
 
   /** Every live reference points at a stored object (or at the empty commit). */
