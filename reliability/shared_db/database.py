@@ -95,8 +95,10 @@ class SharedDatabase:
             yield VersionStore(persist)
 
     def scan_address(self) -> Address | None:
-        """Where Nessie's full scan finds this database; None where the full-scan program has no
-        reader for it (Cassandra, DynamoDB, Bigtable)."""
+        """Where Nessie's full scan finds this database: a JDBC URL (PostgreSQL, MariaDB), a RocksDB
+        directory, a MongoDB connection string, or lochkit's URL of a Bigtable emulator (its
+        project, instance and table prefix); None where the full-scan program has no reader for it
+        (Cassandra, DynamoDB)."""
         if self.backend == "postgres":
             return Address("postgres", jdbc_url(self.url))
         if self.backend == "mariadb":
@@ -105,6 +107,8 @@ class SharedDatabase:
             return Address("rocksdb", self.url.removeprefix("rocksdb://"))
         if self.backend == "mongodb":
             return Address("mongodb", self.url)
+        if self.backend == "bigtable":
+            return Address("bigtable", self.url)
         return None
 
 

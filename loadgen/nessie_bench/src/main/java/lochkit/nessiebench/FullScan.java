@@ -52,6 +52,10 @@ import org.projectnessie.versioned.storage.serialize.ProtoSerialization;
  * schema or repository is created.
  */
 public final class FullScan {
+  /** The backends the scan has a reader for. */
+  private static final List<String> READERS =
+      List.of("postgres", "mariadb", "rocksdb", "mongodb", "bigtable");
+
   private final Map<String, Integer> objectsPerType = new TreeMap<>();
   private final Set<ObjId> objectIds = new HashSet<>();
   private final List<Reference> references = new ArrayList<>();
@@ -69,7 +73,7 @@ public final class FullScan {
       }
     }
     if (args.length % 2 != 0 || backend == null) {
-      fail("usage: FullScan --backend postgres|rocksdb|mongodb [--repository ID]");
+      fail("usage: FullScan --backend " + String.join("|", READERS) + " [--repository ID]");
     }
     String url = System.getenv("NESSIE_BENCH_URL");
     if (url == null || url.isEmpty()) {
@@ -79,6 +83,7 @@ public final class FullScan {
     try {
       switch (backend) {
         case "postgres", "mariadb" -> scan.jdbc(url, repository);
+        case "bigtable" -> BigtableScan.scan(scan, url, repository);
         case "rocksdb" ->
             scan.published(
                 new RocksDBBackendFactory()
@@ -103,7 +108,8 @@ public final class FullScan {
             fail(
                 "no full scan for backend "
                     + backend
-                    + ": Nessie publishes no storage module for it (postgres, rocksdb, mongodb)");
+                    + ": it reads "
+                    + String.join(", ", READERS));
       }
       scan.checkPointers();
     } catch (Exception e) {
@@ -119,7 +125,8 @@ public final class FullScan {
     System.exit(2);
   }
 
-  private void counted(Obj obj, String storedType) {
+  /** One object Nessie deserialised; {@code storedType}: the short type name stored beside it. */
+  void counted(Obj obj, String storedType) {
     String type = obj.type().shortName();
     if (storedType != null && !storedType.equals(type)) {
       throw new IllegalStateException(
@@ -127,6 +134,11 @@ public final class FullScan {
     }
     objectsPerType.merge(obj.type().name(), 1, Integer::sum);
     objectIds.add(obj.id());
+  }
+
+  /** One reference Nessie deserialised. */
+  void reference(Reference ref) {
+    references.add(ref);
   }
 
   /** Objects and references through a published backend module, as Nessie's server reads them. */
