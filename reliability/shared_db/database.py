@@ -96,9 +96,9 @@ class SharedDatabase:
 
     def scan_address(self) -> Address | None:
         """Where Nessie's full scan finds this database: a JDBC URL (PostgreSQL, MariaDB), a RocksDB
-        directory, a MongoDB connection string, or lochkit's URL of a Bigtable emulator (its
-        project, instance and table prefix); None where the full-scan program has no reader for it
-        (Cassandra, DynamoDB)."""
+        directory, a MongoDB connection string, or lochkit's own URL of a Cassandra keyspace, a
+        DynamoDB endpoint or a Bigtable emulator (with its table prefix); None for a backend the
+        full-scan program has no reader for."""
         if self.backend == "postgres":
             return Address("postgres", jdbc_url(self.url))
         if self.backend == "mariadb":
@@ -107,8 +107,8 @@ class SharedDatabase:
             return Address("rocksdb", self.url.removeprefix("rocksdb://"))
         if self.backend == "mongodb":
             return Address("mongodb", self.url)
-        if self.backend == "bigtable":
-            return Address("bigtable", self.url)
+        if self.backend in ("cassandra", "dynamodb", "bigtable"):
+            return Address(self.backend, self.url)
         return None
 
 

@@ -5,8 +5,8 @@ server backend; the shared-database test shows its success on what both sides wr
 
 Runs when ``LOCHKIT_NESSIE_TESTS=1`` (Maven builds the Java program). PostgreSQL runs by default;
 ``LOCHKIT_SHARED_DB_BACKENDS`` (``all`` or a comma-separated list, as for the shared-database test)
-adds MariaDB and the Bigtable emulator. A backend whose server cannot be provisioned here is
-skipped."""
+adds MariaDB, Cassandra, DynamoDB Local and the Bigtable emulator. A backend whose server cannot be
+provisioned here is skipped."""
 
 from __future__ import annotations
 
@@ -23,7 +23,14 @@ from provisioning.base import Provisioned, ProvisioningFailed
 from provisioning.registry import start_local
 from provisioning.servers.mariadb import MariadbProvisioned
 from provisioning.servers.postgres import PostgresProvisioned
-from reliability.shared_db.database import SharedDatabase, fresh_bigtable, fresh_mariadb, fresh_postgres
+from reliability.shared_db.database import (
+    SharedDatabase,
+    fresh_bigtable,
+    fresh_cassandra,
+    fresh_dynamodb,
+    fresh_mariadb,
+    fresh_postgres,
+)
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("LOCHKIT_NESSIE_TESTS") != "1",
@@ -31,7 +38,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 #: The server backends the full scan has a reader for, in the order they are tested.
-READERS: Final = ("postgres", "mariadb", "bigtable")
+READERS: Final = ("postgres", "mariadb", "cassandra", "dynamodb", "bigtable")
 #: Those a run without LOCHKIT_SHARED_DB_BACKENDS covers (CI's).
 DEFAULT_READERS: Final = ("postgres",)
 
@@ -67,6 +74,10 @@ def db(server: Provisioned, tmp_path: Path) -> SharedDatabase:
         return fresh_postgres(server.url, server.admin_url, tmp_path, precreate=True)
     if isinstance(server, MariadbProvisioned):
         fresh = fresh_mariadb(server.url, server.admin_url, tmp_path)
+    elif server.backend == "cassandra":
+        fresh = fresh_cassandra(server.url, tmp_path)
+    elif server.backend == "dynamodb":
+        fresh = fresh_dynamodb(server.url, tmp_path)
     else:
         fresh = fresh_bigtable(server.url, tmp_path)
     # lochkit creates Nessie's tables (its layout=nessie DDL is Nessie's), so the scan has tables

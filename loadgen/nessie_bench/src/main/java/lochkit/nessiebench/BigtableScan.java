@@ -10,9 +10,6 @@ import com.google.cloud.bigtable.data.v2.stub.metrics.NoopMetricsProvider;
 import com.google.protobuf.ByteString;
 import java.io.IOException;
 import java.net.URI;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.projectnessie.versioned.storage.common.persist.Obj;
@@ -24,9 +21,9 @@ import org.projectnessie.versioned.storage.serialize.ProtoSerialization;
  * The full scan's reader for Nessie's Bigtable store, on Google's Bigtable emulator. Nessie
  * publishes no Bigtable module, so its rows are read with Google's client: in the objects table,
  * family {@code o}, the ObjProto in qualifier {@code o}, the type's name in {@code t}, the version
- * token in {@code V} and the referenced time (decimal µs) in {@code z}; in the references table,
- * family {@code r}, the whole ReferenceProto in qualifier {@code r}. Row keys are the repository id,
- * {@code ':'} and the raw object id or the reference name.
+ * token in {@code V} and the referenced time (decimal µs) in {@code z}; in the references
+ * table, family {@code r}, the whole ReferenceProto in qualifier {@code r}. Row keys are the
+ * repository id, {@code ':'} and the raw object id or the reference name.
  *
  * <p>The address is lochkit's URL of the emulator, {@code
  * bigtable://HOST:PORT?project=P&instance=I&table_prefix=X}: the tables are {@code X_objs} and
@@ -45,7 +42,7 @@ final class BigtableScan {
           "the full scan reads Bigtable on an emulator only: bigtable://HOST:PORT?..., not "
               + address);
     }
-    Map<String, String> options = options(uri.getRawQuery());
+    Map<String, String> options = UrlOptions.parse(uri.getRawQuery());
     String prefix = options.getOrDefault("table_prefix", "");
     BigtableDataSettings settings =
         BigtableDataSettings.newBuilderForEmulator(uri.getHost(), uri.getPort())
@@ -109,21 +106,5 @@ final class BigtableScan {
   private static String text(Row row, String family, String qualifier) {
     List<RowCell> cells = row.getCells(family, qualifier);
     return cells.isEmpty() ? null : cells.get(0).getValue().toStringUtf8();
-  }
-
-  private static Map<String, String> options(String query) {
-    Map<String, String> options = new HashMap<>();
-    if (query == null) {
-      return options;
-    }
-    for (String option : query.split("&")) {
-      int eq = option.indexOf('=');
-      if (eq > 0) {
-        options.put(
-            URLDecoder.decode(option.substring(0, eq), StandardCharsets.UTF_8),
-            URLDecoder.decode(option.substring(eq + 1), StandardCharsets.UTF_8));
-      }
-    }
-    return options;
   }
 }

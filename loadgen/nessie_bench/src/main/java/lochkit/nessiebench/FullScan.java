@@ -3,8 +3,6 @@ package lochkit.nessiebench;
 import com.mongodb.ConnectionString;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -43,18 +41,20 @@ import org.projectnessie.versioned.storage.serialize.ProtoSerialization;
  * 1 on the first object or reference Nessie cannot read, or on a reference pointing at an object
  * that is not there.
  *
- * <p>Usage: {@code FullScan --backend postgres|rocksdb|mongodb [--repository ID]}, with the
- * database address in {@code NESSIE_BENCH_URL} (a JDBC URL, a RocksDB directory, a MongoDB
- * connection string). RocksDB and MongoDB are opened through Nessie's published storage modules
- * (their {@code scanAllObjects}); Nessie publishes no JDBC module, so PostgreSQL's {@code objs2} and
- * {@code refs2} rows are read with plain JDBC and each blob and history is handed to
- * {@code ProtoSerialization} exactly as Nessie's jdbc2 module does. Nothing is written, and no
- * schema or repository is created.
+ * <p>Usage: {@code FullScan --backend postgres|mariadb|rocksdb|mongodb|cassandra|dynamodb|bigtable
+ * [--repository ID]}, with the database address in {@code NESSIE_BENCH_URL} (a JDBC URL, a RocksDB
+ * directory, a MongoDB connection string, or lochkit's URL of a Cassandra keyspace, a DynamoDB
+ * endpoint or a Bigtable emulator). RocksDB and MongoDB are opened through Nessie's published
+ * storage modules (their {@code scanAllObjects}). Nessie publishes no module for the others, so
+ * their rows are read with each database's own client (JDBC here for PostgreSQL's and MariaDB's
+ * {@code objs2} and {@code refs2}; {@link CassandraScan}, {@link DynamoScan}, {@link BigtableScan})
+ * and each blob and history is handed to {@code ProtoSerialization} as Nessie's own store for that
+ * database hands it. Nothing is written, and no schema or repository is created.
  */
 public final class FullScan {
   /** The backends the scan has a reader for. */
   private static final List<String> READERS =
-      List.of("postgres", "mariadb", "rocksdb", "mongodb", "bigtable");
+      List.of("postgres", "mariadb", "rocksdb", "mongodb", "cassandra", "dynamodb", "bigtable");
 
   private final Map<String, Integer> objectsPerType = new TreeMap<>();
   private final Set<ObjId> objectIds = new HashSet<>();
@@ -83,6 +83,8 @@ public final class FullScan {
     try {
       switch (backend) {
         case "postgres", "mariadb" -> scan.jdbc(url, repository);
+        case "cassandra" -> CassandraScan.scan(scan, url, repository);
+        case "dynamodb" -> DynamoScan.scan(scan, url, repository);
         case "bigtable" -> BigtableScan.scan(scan, url, repository);
         case "rocksdb" ->
             scan.published(
@@ -224,17 +226,7 @@ public final class FullScan {
       return DriverManager.getConnection(url);
     }
     Properties properties = new Properties();
-    for (String option : url.substring(query + 1).split("&")) {
-      if (option.isEmpty()) {
-        continue;
-      }
-      int eq = option.indexOf('=');
-      String key = eq < 0 ? option : option.substring(0, eq);
-      String value = eq < 0 ? "" : option.substring(eq + 1);
-      properties.setProperty(
-          URLDecoder.decode(key, StandardCharsets.UTF_8),
-          URLDecoder.decode(value, StandardCharsets.UTF_8));
-    }
+    properties.putAll(UrlOptions.parse(url.substring(query + 1)));
     return DriverManager.getConnection(url.substring(0, query), properties);
   }
 
