@@ -96,6 +96,25 @@ def jdbc_url(url: str) -> str:
     return f"jdbc:postgresql://{host}{port}/{database}?{urlencode(query)}"
 
 
+def mariadb_jdbc_url(url: str) -> str:
+    """``mariadb://user:password@host:port/db?...`` as a JDBC URL for MariaDB's driver (lochkit's
+    own options dropped). The user and password stay percent-encoded: the full scan decodes them
+    itself, because MariaDB's driver takes URL options verbatim."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("mariadb", "mysql"):
+        raise NessieSideError(f"the Nessie side needs a mariadb:// URL, not {parts.scheme}://")
+    query: dict[str, str] = {}
+    if parts.username:
+        query["user"] = unquote(parts.username)
+    if parts.password:
+        query["password"] = unquote(parts.password)
+    host = parts.hostname or "localhost"
+    database = parts.path.lstrip("/")
+    if not database:
+        raise NessieSideError("the Nessie side needs the MariaDB database in the URL's path")
+    return f"jdbc:mariadb://{host}:{parts.port or 3306}/{database}?{urlencode(query)}"
+
+
 def mongo_url(url: str) -> str:
     """A lochkit MongoDB URL without lochkit's own query options (the driver rejects them)."""
     base, _, query = url.partition("?")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from loadgen.nessie_jvm import Address, jdbc_url
+from loadgen.nessie_jvm import Address, jdbc_url, mariadb_jdbc_url
 from nessie_client import NessieRestClient
 from persist_spi.adapter import BackendAdapter
 from persist_spi.config import StoreConfig
@@ -95,14 +95,20 @@ class SharedDatabase:
             yield VersionStore(persist)
 
     def scan_address(self) -> Address | None:
-        """Where Nessie's full scan finds this database; None where the full-scan program has no
-        reader for it (Cassandra, DynamoDB, Bigtable)."""
+        """Where Nessie's full scan finds this database: a JDBC URL (PostgreSQL, MariaDB), a RocksDB
+        directory, a MongoDB connection string, or lochkit's own URL of a Cassandra keyspace, a
+        DynamoDB endpoint or a Bigtable emulator (with its table prefix); None for a backend the
+        full-scan program has no reader for."""
         if self.backend == "postgres":
             return Address("postgres", jdbc_url(self.url))
+        if self.backend == "mariadb":
+            return Address("mariadb", mariadb_jdbc_url(self.url))
         if self.backend == "rocksdb":
             return Address("rocksdb", self.url.removeprefix("rocksdb://"))
         if self.backend == "mongodb":
             return Address("mongodb", self.url)
+        if self.backend in ("cassandra", "dynamodb", "bigtable"):
+            return Address(self.backend, self.url)
         return None
 
 

@@ -15,6 +15,7 @@ from loadgen.nessie_jvm import (
     NessieSideError,
     build,
     jdbc_url,
+    mariadb_jdbc_url,
     mongo_url,
     nessie_address,
     run_writers,
@@ -27,6 +28,16 @@ def test_a_postgres_url_becomes_a_jdbc_url_without_lochkits_options() -> None:
         jdbc_url(url)
         == "jdbc:postgresql://127.0.0.1:5432/lochkit?user=lochkit&password=p%40ss&sslmode=disable"
     )
+
+
+def test_a_mariadb_url_becomes_a_jdbc_url_with_its_credentials_encoded() -> None:
+    url = "mariadb://lochkit:p%26ss%25@127.0.0.1:3307/shared_1?layout=nessie&pool_max=3"
+    assert mariadb_jdbc_url(url) == "jdbc:mariadb://127.0.0.1:3307/shared_1?user=lochkit&password=p%26ss%25"
+    assert mariadb_jdbc_url("mariadb://u@h/db") == "jdbc:mariadb://h:3306/db?user=u"
+    with pytest.raises(NessieSideError, match="database in the URL"):
+        mariadb_jdbc_url("mariadb://u:p@h:3306/")
+    with pytest.raises(NessieSideError, match="mariadb:// URL"):
+        mariadb_jdbc_url("postgresql://u:p@h/db")
 
 
 def test_a_mongodb_url_loses_only_lochkits_options() -> None:

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import org.projectnessie.versioned.storage.common.config.StoreConfig;
@@ -40,15 +41,21 @@ import org.projectnessie.versioned.storage.serialize.ProtoSerialization;
  * 1 on the first object or reference Nessie cannot read, or on a reference pointing at an object
  * that is not there.
  *
- * <p>Usage: {@code FullScan --backend postgres|rocksdb|mongodb [--repository ID]}, with the
- * database address in {@code NESSIE_BENCH_URL} (a JDBC URL, a RocksDB directory, a MongoDB
- * connection string). RocksDB and MongoDB are opened through Nessie's published storage modules
- * (their {@code scanAllObjects}); Nessie publishes no JDBC module, so PostgreSQL's {@code objs2} and
- * {@code refs2} rows are read with plain JDBC and each blob and history is handed to
- * {@code ProtoSerialization} exactly as Nessie's jdbc2 module does. Nothing is written, and no
- * schema or repository is created.
+ * <p>Usage: {@code FullScan --backend postgres|mariadb|rocksdb|mongodb|cassandra|dynamodb|bigtable
+ * [--repository ID]}, with the database address in {@code NESSIE_BENCH_URL} (a JDBC URL, a RocksDB
+ * directory, a MongoDB connection string, or lochkit's URL of a Cassandra keyspace, a DynamoDB
+ * endpoint or a Bigtable emulator). RocksDB and MongoDB are opened through Nessie's published
+ * storage modules (their {@code scanAllObjects}). Nessie publishes no module for the others, so
+ * their rows are read with each database's own client (JDBC here for PostgreSQL's and MariaDB's
+ * {@code objs2} and {@code refs2}; {@link CassandraScan}, {@link DynamoScan}, {@link BigtableScan})
+ * and each blob and history is handed to {@code ProtoSerialization} as Nessie's own store for that
+ * database hands it. Nothing is written, and no schema or repository is created.
  */
 public final class FullScan {
+  /** The backends the scan has a reader for. */
+  private static final List<String> READERS =
+      List.of("postgres", "mariadb", "rocksdb", "mongodb", "cassandra", "dynamodb", "bigtable");
+
   private final Map<String, Integer> objectsPerType = new TreeMap<>();
   private final Set<ObjId> objectIds = new HashSet<>();
   private final List<Reference> references = new ArrayList<>();
@@ -66,7 +73,7 @@ public final class FullScan {
       }
     }
     if (args.length % 2 != 0 || backend == null) {
-      fail("usage: FullScan --backend postgres|rocksdb|mongodb [--repository ID]");
+      fail("usage: FullScan --backend " + String.join("|", READERS) + " [--repository ID]");
     }
     String url = System.getenv("NESSIE_BENCH_URL");
     if (url == null || url.isEmpty()) {
@@ -75,7 +82,10 @@ public final class FullScan {
     FullScan scan = new FullScan();
     try {
       switch (backend) {
-        case "postgres" -> scan.jdbc(url, repository);
+        case "postgres", "mariadb" -> scan.jdbc(url, repository);
+        case "cassandra" -> CassandraScan.scan(scan, url, repository);
+        case "dynamodb" -> DynamoScan.scan(scan, url, repository);
+        case "bigtable" -> BigtableScan.scan(scan, url, repository);
         case "rocksdb" ->
             scan.published(
                 new RocksDBBackendFactory()
@@ -100,7 +110,8 @@ public final class FullScan {
             fail(
                 "no full scan for backend "
                     + backend
-                    + ": Nessie publishes no storage module for it (postgres, rocksdb, mongodb)");
+                    + ": it reads "
+                    + String.join(", ", READERS));
       }
       scan.checkPointers();
     } catch (Exception e) {
@@ -116,7 +127,8 @@ public final class FullScan {
     System.exit(2);
   }
 
-  private void counted(Obj obj, String storedType) {
+  /** One object Nessie deserialised; {@code storedType}: the short type name stored beside it. */
+  void counted(Obj obj, String storedType) {
     String type = obj.type().shortName();
     if (storedType != null && !storedType.equals(type)) {
       throw new IllegalStateException(
@@ -124,6 +136,11 @@ public final class FullScan {
     }
     objectsPerType.merge(obj.type().name(), 1, Integer::sum);
     objectIds.add(obj.id());
+  }
+
+  /** One reference Nessie deserialised. */
+  void reference(Reference ref) {
+    references.add(ref);
   }
 
   /** Objects and references through a published backend module, as Nessie's server reads them. */
@@ -150,9 +167,14 @@ public final class FullScan {
     }
   }
 
-  /** JDBC2's objs2/refs2 rows, each value deserialised by ProtoSerialization. */
+  /**
+   * JDBC2's objs2/refs2 rows, each value deserialised by ProtoSerialization. The column types
+   * differ per database (PostgreSQL's BYTEA and BOOLEAN, MariaDB's TINYBLOB, LONGBLOB and BIT(1)),
+   * but both drivers read them as bytes and booleans, and a NULL created_at as 0, which is what
+   * Nessie's jdbc2 module makes of it too.
+   */
   private void jdbc(String url, String repository) throws SQLException {
-    try (Connection conn = DriverManager.getConnection(url)) {
+    try (Connection conn = connect(url)) {
       conn.setReadOnly(true);
       try (PreparedStatement ps =
           conn.prepareStatement(
@@ -191,6 +213,21 @@ public final class FullScan {
         }
       }
     }
+  }
+
+  /**
+   * A JDBC connection with the URL's options given as connection properties, percent-decoded:
+   * MariaDB's driver takes URL options verbatim, so a password holding {@code &} or {@code %}
+   * would not survive in the URL itself.
+   */
+  private static Connection connect(String url) throws SQLException {
+    int query = url.indexOf('?');
+    if (query < 0) {
+      return DriverManager.getConnection(url);
+    }
+    Properties properties = new Properties();
+    properties.putAll(UrlOptions.parse(url.substring(query + 1)));
+    return DriverManager.getConnection(url.substring(0, query), properties);
   }
 
   /** Every live reference points at a stored object (or at the empty commit). */
