@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
+from urllib.parse import SplitResult, parse_qsl, unquote, urlencode, urlsplit
 
 from persist_spi.errors import LochkitError
 
@@ -82,11 +82,7 @@ def jdbc_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("postgresql", "postgres"):
         raise NessieSideError(f"the Nessie side needs a postgresql:// URL, not {parts.scheme}://")
-    query: dict[str, str] = {}
-    if parts.username:
-        query["user"] = unquote(parts.username)
-    if parts.password:
-        query["password"] = unquote(parts.password)
+    query = _credentials(parts)
     for key, value in parse_qsl(parts.query):
         if key == "sslmode":
             query[key] = value
@@ -103,16 +99,22 @@ def mariadb_jdbc_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("mariadb", "mysql"):
         raise NessieSideError(f"the Nessie side needs a mariadb:// URL, not {parts.scheme}://")
-    query: dict[str, str] = {}
-    if parts.username:
-        query["user"] = unquote(parts.username)
-    if parts.password:
-        query["password"] = unquote(parts.password)
+    query = _credentials(parts)
     host = parts.hostname or "localhost"
     database = parts.path.lstrip("/")
     if not database:
         raise NessieSideError("the Nessie side needs the MariaDB database in the URL's path")
     return f"jdbc:mariadb://{host}:{parts.port or 3306}/{database}?{urlencode(query)}"
+
+
+def _credentials(parts: SplitResult) -> dict[str, str]:
+    """A URL's user and password as JDBC options (decoded here, encoded again in the JDBC URL)."""
+    query: dict[str, str] = {}
+    if parts.username:
+        query["user"] = unquote(parts.username)
+    if parts.password:
+        query["password"] = unquote(parts.password)
+    return query
 
 
 def mongo_url(url: str) -> str:
