@@ -93,11 +93,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     traceback and a line asking for a report, exit :data:`~persist_spi.exit_codes.FAILED`."""
     from persist_spi.errors import LochkitError, unexpected_error_message
     from persist_spi.exit_codes import BROKEN_PIPE, FAILED
+    from persist_spi.sigterm import sigterm_interrupts
 
     args = list(sys.argv[1:] if argv is None else argv)
     command = f"lochkit {args[0]}" if args and not args[0].startswith("-") else "lochkit"
     try:
-        code = _main(args)
+        # SIGTERM ends every command as Ctrl-C does, so the servers, proxies and work directories
+        # it started are stopped by their context managers instead of outliving it.
+        with sigterm_interrupts():
+            code = _main(args)
         sys.stdout.flush()  # what is still buffered fails here, not at exit
         return code
     except BrokenPipeError:

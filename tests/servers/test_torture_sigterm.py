@@ -6,39 +6,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-LOCHKIT = str(Path(sys.executable).with_name("lochkit"))
-
-
-def _started_in(tmp: Path) -> dict[int, str]:
-    """The running processes started with ``TMPDIR=tmp`` (Toxiproxy's command line names no path),
-    by pid, with their command lines."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or entry.name == str(os.getpid()):
-            continue
-        try:
-            environ = (entry / "environ").read_bytes().split(b"\0")
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:  # gone meanwhile
-            continue
-        if f"TMPDIR={tmp}".encode() in environ:
-            found[int(entry.name)] = cmdline.strip()
-    return found
-
-
-def _soon(condition: Callable[[], bool], seconds: float) -> bool:
-    """Whether ``condition`` holds within ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.5)
-    return True
+from tests.servers.started import LOCHKIT, soon, started_in
 
 
 def test_a_campaign_stopped_by_sigterm_leaves_no_server_running(tmp_path: Path) -> None:
@@ -62,18 +33,18 @@ def test_a_campaign_stopped_by_sigterm_leaves_no_server_running(tmp_path: Path) 
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.5)
         time.sleep(2)
-        started = " ".join(_started_in(tmp_path).values())
+        started = " ".join(started_in(tmp_path).values())
         assert "toxiproxy" in started, log.read_text()
         assert "ferretdb" in started
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=120) != 0
         servers = ("ferretdb", "toxiproxy")
-        assert _soon(lambda: not any(s in c for c in _started_in(tmp_path).values() for s in servers), 30)
+        assert soon(lambda: not any(s in c for c in started_in(tmp_path).values() for s in servers), 30)
         # A writer process SIGTERM caught while it was being started never got its pid back to the
         # campaign; it ends on its own once its bounded calls to the stopped database have failed.
-        assert _soon(lambda: not _started_in(tmp_path), 120), _started_in(tmp_path)
+        assert soon(lambda: not started_in(tmp_path), 120), started_in(tmp_path)
     finally:  # whatever happened, this test leaves nothing running
         process.kill()
         process.wait()
-        for pid in _started_in(tmp_path):
+        for pid in started_in(tmp_path):
             os.kill(pid, signal.SIGKILL)
