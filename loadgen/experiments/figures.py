@@ -29,7 +29,7 @@ from conformance import snippets
 from loadgen.experiments.asymmetric import AsymmetricOptions, ExperimentResult, prepare, run
 from persist_spi.versionstore.policies import POLICY_NAMES
 
-BACKENDS = ("inmemory", "rocksdb", "postgres", "mongodb", "cassandra", "dynamodb")
+BACKENDS = ("inmemory", "rocksdb", "postgres", "mariadb", "mongodb", "cassandra", "dynamodb", "bigtable")
 
 
 def _target_args(backend: str) -> argparse.Namespace:
@@ -124,7 +124,12 @@ def tables(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m loadgen.experiments.figures", description=__doc__)
-    parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument(
+        "--backends",
+        help="comma-separated (default: every backend of "
+        + ", ".join(BACKENDS)
+        + " whose driver is installed; Bigtable's client is an extra of its own)",
+    )
     parser.add_argument("--policies", default=",".join(POLICY_NAMES))
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per run (default 10)")
     parser.add_argument("--eight", type=int, default=8, help="writers of the throughput table (default 8)")
@@ -139,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.from_json is not None:
         measured, rows = read_kept(args.from_json)
     else:
-        backends = [b for b in args.backends.split(",") if b]
+        backends = [b for b in args.backends.split(",") if b] if args.backends else _installed(BACKENDS)
         policies = [p for p in args.policies.split(",") if p]
         unknown = sorted(set(policies) - set(POLICY_NAMES))
         if unknown:
@@ -157,6 +162,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         source = f"measured by `{measured['command']}` on {measured['date']}, {measured['machine']}"
         snippets.write(args.markdown_out, tables(rows), command, source=source)
     return 0
+
+
+def _installed(names: Sequence[str]) -> list[str]:
+    """Those of ``names`` whose driver is installed; the others are named on stderr."""
+    from persist_spi.registry import discover_backends
+
+    entries = discover_backends()
+    found = [n for n in names if n in entries and entries[n].installed]
+    for name in sorted(set(names) - set(found)):
+        print(f"# {name}: left out, its driver is not installed", file=sys.stderr)
+    return found
 
 
 def read_kept(path: Path) -> tuple[dict[str, str], list[dict[str, Any]]]:

@@ -117,12 +117,18 @@ def test_the_torture_snippet_has_the_campaigns_tables() -> None:
     assert "| decoder | engine | inputs | crashes |" in body
 
 
-@pytest.mark.parametrize("name", ["bench-inmemory.md", "bench-rocksdb.md"])
+#: The benchmark tables commit-cost-figures.md includes.
+BENCH_BACKENDS = ("inmemory", "rocksdb", "postgres", "mariadb", "bigtable")
+
+
+@pytest.mark.parametrize("name", [f"bench-{b}.md" for b in BENCH_BACKENDS])
 def test_the_benchmark_snippets_have_the_benchmarks_table(name: str) -> None:
     body = snippets.body(_snippet(name))
     backend = name.removeprefix("bench-").removesuffix(".md")
     assert _header(body).startswith(f"| scenario | {backend}, cache: commits/s (p50 / p99 ms) |")
     assert re.search(r"^\| 1-put commits \| [\d,]+ \(", body, re.M)
+    # Measured with the database's floor beside it.
+    assert "% of CAS floor" in body
 
 
 def test_the_side_by_side_snippet_has_the_comparisons_table() -> None:
