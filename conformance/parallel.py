@@ -5,9 +5,10 @@ one backend's tests over several workers would start its server on each, and sto
 worker switched backends. Under xdist's default distribution (``load``, what ``-n`` alone selects)
 this plugin therefore:
 
-- schedules every test of one backend (a target over REST with its backend: they share one
-  server) as one unit, which one worker runs from start to end; other tests go one by one, as
-  ``load`` sends them. The largest units start first;
+- when the command line (or ``LOCHKIT_BACKEND``) selects backends, schedules every test of one
+  backend (a target over REST with its backend: they share one server) as one unit, which one
+  worker runs from start to end; other tests go one by one, as ``load`` sends them. The largest
+  units start first;
 - has each worker hand its per-backend report to the controller when it finishes, so the summary
   and ``--lochkit-report`` cover the whole run, as without xdist.
 
@@ -31,13 +32,16 @@ from conformance.suite_targets import parse_target
 _REPORT: Final = "lochkit_report"
 
 
-def configure(config: pytest.Config, backends: Callable[[], Sequence[str]]) -> None:
+def configure(config: pytest.Config, backends: Callable[[], Sequence[str]], *, names_backends: bool) -> None:
     """Registers the hooks this module needs, if xdist distributes the session. ``backends`` gives
-    the names the session's tests are parametrised with."""
+    the names the session's tests are parametrised with; ``names_backends``: the command line (or
+    the environment) selects backends, so the session runs lochkit's suites. Only then does the
+    plugin schedule the tests: a project's own session with lochkit merely installed keeps xdist's
+    distribution, as it would without lochkit."""
     if hasattr(config, "workerinput"):
         config.pluginmanager.register(_WorkerHooks(), "lochkit-xdist-worker")
     elif config.pluginmanager.hasplugin("xdist") and config.getoption("dist", "no") != "no":
-        config.pluginmanager.register(_ControllerHooks(backends), "lochkit-xdist-controller")
+        config.pluginmanager.register(_ControllerHooks(backends, names_backends), "lochkit-xdist-controller")
 
 
 def unit_of(nodeid: str, backends: Sequence[str]) -> str | None:
@@ -70,13 +74,14 @@ def _scheduler(config: pytest.Config, log: Any, backends: Sequence[str]) -> Any:
 
 
 class _ControllerHooks:
-    def __init__(self, backends: Callable[[], Sequence[str]]) -> None:
+    def __init__(self, backends: Callable[[], Sequence[str]], names_backends: bool) -> None:
         self.backends = backends
+        self.names_backends = names_backends
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        if config.getoption("dist") != "load":
-            return None  # a distribution the user chose: xdist's own
+        if config.getoption("dist") != "load" or not self.names_backends:
+            return None  # a distribution the user chose, or no suite run: xdist's own
         return _scheduler(config, log, self.backends())
 
     @pytest.hookimpl(optionalhook=True)

@@ -132,7 +132,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "store_config(**changes): StoreConfig overrides for `persist`")
     fail_fast.check_options(config)
     _check_backend_names(config)
-    parallel.configure(config, lambda: [*selected_backends(config), OWN_FACTORY])
+    parallel.configure(
+        config,
+        lambda: [*selected_backends(config), OWN_FACTORY],
+        names_backends=bool(config.getoption("--backend"))
+        or "LOCHKIT_BACKEND" in os.environ
+        or config.getoption("--over-rest", False),
+    )
 
 
 def _check_backend_names(config: pytest.Config) -> None:

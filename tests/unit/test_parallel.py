@@ -109,3 +109,33 @@ def test_under_xdist_each_backend_runs_on_one_worker_and_the_report_counts_all(
     # The summary the controller prints is the merged one.
     summary = result.stdout.str()
     assert re.search(r"backend inmemory:.*\n.*\n  where +6 +1", summary), summary
+
+
+SCHEDULER_PROBE = """
+import os
+
+
+def pytest_sessionfinish(session):
+    dsession = session.config.pluginmanager.getplugin("dsession")
+    if dsession is not None:
+        with open(os.environ["SCHEDULER_LOG"], "w") as log:
+            log.write(type(dsession.sched).__name__)
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "scheduler"), [((), "LoadScheduling"), (("--backend", "inmemory"), "BackendScheduling")]
+)
+def test_only_a_session_that_selects_backends_gets_lochkits_scheduling(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], scheduler: str
+) -> None:
+    """A project that merely has lochkit installed keeps xdist's own distribution under -n."""
+    pytest.importorskip("xdist")
+    monkeypatch.delenv("LOCHKIT_BACKEND", raising=False)
+    pytester.makeconftest(SCHEDULER_PROBE)
+    pytester.makepyfile(test_plain="def test_a():\n    pass\n\ndef test_b():\n    pass\n")
+    log = pytester.path / "scheduler.log"
+    monkeypatch.setenv("SCHEDULER_LOG", str(log))
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", *args)
+    result.assert_outcomes(passed=2)
+    assert log.read_text() == scheduler
