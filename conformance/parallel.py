@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import pytest
 
-from conformance.session import activate, active
+from conformance.session import activate, active, interrupt_on_sigterm
 from conformance.suite_targets import parse_target
 
 #: The key of a worker's report in the data it sends the controller when it finishes.
@@ -42,6 +42,10 @@ def configure(config: pytest.Config, backends: Callable[[], Sequence[str]], *, n
         config.pluginmanager.register(_WorkerHooks(), "lochkit-xdist-worker")
     elif config.pluginmanager.hasplugin("xdist") and config.getoption("dist", "no") != "no":
         config.pluginmanager.register(_ControllerHooks(backends, names_backends), "lochkit-xdist-controller")
+        # The controller runs no test, so nothing activates the session there before the end; on
+        # SIGTERM it must still stop as on Ctrl-C, which has xdist shut its workers down (and they
+        # stop the servers they started) instead of leaving them to notice on their own.
+        interrupt_on_sigterm(config)
 
 
 def unit_of(nodeid: str, backends: Sequence[str]) -> str | None:

@@ -103,11 +103,11 @@ def activate(config: pytest.Config) -> LochkitSession:
     ):
         plugins.register(plugin, name)
     pytest_progress.install(config)
-    _interrupt_on_sigterm(config)
+    interrupt_on_sigterm(config)
     return session
 
 
-def _interrupt_on_sigterm(config: pytest.Config) -> None:
+def interrupt_on_sigterm(config: pytest.Config) -> None:
     """SIGTERM (a CI job cancelled, ``timeout``) ends the run like Ctrl-C: fixtures are torn down,
     so the servers it started stop and their work directories go, instead of outliving it."""
     if threading.current_thread() is not threading.main_thread():
