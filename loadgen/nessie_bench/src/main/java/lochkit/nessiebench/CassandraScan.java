@@ -11,9 +11,7 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.List;
 import org.projectnessie.versioned.storage.common.persist.ObjId;
-import org.projectnessie.versioned.storage.common.persist.Reference;
 import org.projectnessie.versioned.storage.serialize.ProtoSerialization;
 
 /**
@@ -84,18 +82,14 @@ final class CassandraScan {
                       + ks
                       + ".refs2 WHERE repo = ? ALLOW FILTERING",
                   repository))) {
-        byte[] extInfo = bytes(row.getByteBuffer(4));
-        byte[] history = bytes(row.getByteBuffer(5));
         scan.reference(
-            Reference.reference(
+            FullScan.columnsReference(
                 row.getString(0),
-                ObjId.objIdFromByteArray(bytes(row.getByteBuffer(1))),
+                bytes(row.getByteBuffer(1)),
                 row.getBoolean(2),
                 row.getLong(3),
-                extInfo == null ? null : ObjId.objIdFromByteArray(extInfo),
-                history == null
-                    ? List.of()
-                    : ProtoSerialization.deserializePreviousPointers(history)));
+                bytes(row.getByteBuffer(4)),
+                bytes(row.getByteBuffer(5))));
       }
     }
   }

@@ -1,10 +1,8 @@
 package lochkit.nessiebench;
 
 import java.net.URI;
-import java.util.List;
 import java.util.Map;
 import org.projectnessie.versioned.storage.common.persist.ObjId;
-import org.projectnessie.versioned.storage.common.persist.Reference;
 import org.projectnessie.versioned.storage.serialize.ProtoSerialization;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
@@ -68,15 +66,13 @@ final class DynamoScan {
         SdkBytes extInfo = bytes(item, "e");
         SdkBytes history = bytes(item, "h");
         scan.reference(
-            Reference.reference(
+            FullScan.columnsReference(
                 item.get("k").s().substring(keyPrefix.length()),
-                ObjId.objIdFromByteArray(required(item, "p").asByteArray()),
+                required(item, "p").asByteArray(),
                 deleted != null && deleted.bool(),
                 created == null ? 0L : Long.parseLong(created.s()),
-                extInfo == null ? null : ObjId.objIdFromByteArray(extInfo.asByteArray()),
-                history == null
-                    ? List.of()
-                    : ProtoSerialization.deserializePreviousPointers(history.asByteArray())));
+                extInfo == null ? null : extInfo.asByteArray(),
+                history == null ? null : history.asByteArray()));
       }
     }
   }

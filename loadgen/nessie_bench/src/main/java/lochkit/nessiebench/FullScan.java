@@ -143,6 +143,21 @@ public final class FullScan {
     references.add(ref);
   }
 
+  /**
+   * A reference stored as columns (JDBC2, Cassandra2, DynamoDB2): its history, when there is one,
+   * goes through Nessie's own deserialisation of previous pointers.
+   */
+  static Reference columnsReference(
+      String name, byte[] pointer, boolean deleted, long createdAt, byte[] extInfo, byte[] history) {
+    return Reference.reference(
+        name,
+        ObjId.objIdFromByteArray(pointer),
+        deleted,
+        createdAt,
+        extInfo == null ? null : ObjId.objIdFromByteArray(extInfo),
+        history == null ? List.of() : ProtoSerialization.deserializePreviousPointers(history));
+  }
+
   /** Objects and references through a published backend module, as Nessie's server reads them. */
   private void published(Backend backend, String repository) throws Exception {
     try (backend) {
@@ -197,18 +212,14 @@ public final class FullScan {
         ps.setString(1, repository);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            byte[] extInfo = rs.getBytes(5);
-            byte[] history = rs.getBytes(6);
             references.add(
-                Reference.reference(
+                columnsReference(
                     rs.getString(1),
-                    ObjId.objIdFromByteArray(rs.getBytes(2)),
+                    rs.getBytes(2),
                     rs.getBoolean(3),
                     rs.getLong(4),
-                    extInfo == null ? null : ObjId.objIdFromByteArray(extInfo),
-                    history == null
-                        ? List.of()
-                        : ProtoSerialization.deserializePreviousPointers(history)));
+                    rs.getBytes(5),
+                    rs.getBytes(6)));
           }
         }
       }
