@@ -114,7 +114,6 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     from conformance import snippets
     from persist_spi.logic.ownership import ExistingDataRefused
     from persist_spi.registry import UnknownBackend, backend_factory
-    from persist_spi.sigterm import sigterm_interrupts
     from reliability.campaign import PROFILES, guard_servers, run_campaign
     from reliability.figures import PARTS, markdown
     from reliability.writer import quiet_driver_logs
@@ -171,9 +170,9 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     quiet_driver_logs()
     print(f"lochkit torture, profile {profile.name}, seed {args.seed}: {', '.join(backends)}; run in {out}")
-    # SIGTERM as Ctrl-C: the servers and Toxiproxy the campaign started are stopped on the way out.
-    with sigterm_interrupts():
-        report = run_campaign(backends, profile, parts=parts, seed=args.seed, work=out, urls=urls, log=_log)
+    # lochkit's entry point ends the command on SIGTERM as on Ctrl-C: the servers and Toxiproxy the
+    # campaign started are stopped on the way out.
+    report = run_campaign(backends, profile, parts=parts, seed=args.seed, work=out, urls=urls, log=_log)
     table = markdown(report)
     (out / "results.json").write_text(json.dumps(report.as_dict(), indent=2))
     (out / "results.md").write_text(table + "\n")
