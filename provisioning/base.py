@@ -91,6 +91,18 @@ class LocalServerStatus:
     impossible: str | None = None
 
 
+@dataclass(frozen=True)
+class RestartOptions:
+    """Options a server's restart test commits with, and why they differ from the defaults."""
+
+    options: Mapping[str, str]
+    reason: str
+
+    def describe(self) -> str:
+        shown = ", ".join(f"{key}={value}" for key, value in sorted(self.options.items()))
+        return f"writers commit with {shown}: {self.reason}"
+
+
 class ServerProvisioner(ABC):
     """Knows how to obtain one kind of server. Subclasses live in :mod:`provisioning.servers`."""
 
@@ -100,6 +112,10 @@ class ServerProvisioner(ABC):
     #: emulator that keeps everything in memory): their :meth:`restartable_process` is refused, and
     #: the reliability campaign reports its server-restart part as not applicable with this reason.
     not_restartable: Mapping[str, str] = MappingProxyType({})
+    #: Backend options the reliability campaign's writers use against the restartable server,
+    #: each set with the reason (a server that acknowledges some kind of request before it is
+    #: durable); the campaign's report shows both.
+    restart_options: Mapping[str, RestartOptions] = MappingProxyType({})
 
     def install(self, backend: str) -> str:
         """Install the local server into the user's cache if missing (idempotent); returns what

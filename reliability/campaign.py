@@ -19,7 +19,7 @@ from pathlib import Path
 from conformance import snippets
 from persist_spi.logic.ownership import guard_database, new_scratch_id
 from persist_spi.registry import backend_factory
-from provisioning.base import ServerControl
+from provisioning.base import RestartOptions, ServerControl
 from provisioning.registry import provisioners
 from reliability.crash_campaign import crash_sweep, random_kills
 from reliability.fault_run import FaultRunResult
@@ -106,6 +106,8 @@ class _Backend:
     server: str
     #: Why its server cannot be restarted on its data (its provisioner's declaration), if so.
     not_restartable: str | None = None
+    #: Options its restart test commits with, and why (its provisioner's declaration), if any.
+    restart_options: RestartOptions | None = None
 
 
 @contextlib.contextmanager
@@ -143,7 +145,13 @@ def _backend(name: str, url: str | None, work: Path, log: Log) -> Iterator[_Back
     try:
         target = Target.open(name, provisioned.url, provisioned.options, repository_id=repository)
         try:
-            yield _Backend(target, provisioned.control, provisioned.server, not_restartable)
+            yield _Backend(
+                target,
+                provisioned.control,
+                provisioned.server,
+                not_restartable,
+                provisioner.restart_options.get(name),
+            )
         finally:
             target.close()
     finally:
@@ -244,7 +252,10 @@ def run_backend(
                     )
             else:
                 runs.run(
-                    "server restarts", lambda: _server(target, control, profile, seed, work, figures, log)
+                    "server restarts",
+                    lambda: _server(
+                        target, control, backend.restart_options, profile, seed, work, figures, log
+                    ),
                 )
         if "network" in parts:
             if target.url is None or name in ("rocksdb", "inmemory") or toxiproxy_api is None:
@@ -338,14 +349,20 @@ def _lease(
 def _server(
     target: Target,
     control: ServerControl,
+    declared: RestartOptions | None,
     profile: Profile,
     seed: int,
     work: Path,
     figures: BackendFigures,
     log: Log,
 ) -> None:
+    restarts = _fresh(target, "restarts")
+    if declared is not None:
+        restarts = restarts.with_options(declared.options)
+        figures.declared["server faults"] = declared.describe()
+        log(f"  {target.backend}: {declared.describe()}")
     result = server_restarts(
-        _fresh(target, "restarts"), control, work / "restarts", restarts=profile.restarts, seed=seed, log=log
+        restarts, control, work / "restarts", restarts=profile.restarts, seed=seed, log=log
     )
     figures.server_restarts += result.faults
     _faults(figures, result)

@@ -56,6 +56,8 @@ class BackendFigures:
     lease: LeaseFigures | None = None
     #: Parts that do not apply, with the reason ("server faults": "embedded: no server").
     not_applicable: dict[str, str] = field(default_factory=dict)
+    #: Parts run differently from the defaults, with what and why (its provisioner's declaration).
+    declared: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -139,7 +141,9 @@ def markdown(report: CampaignReport) -> str:
         lines += ["", "| decoder | engine | inputs | crashes |", "|---|---|---|---|"]
         lines += [f"| {f.target} | {f.engine} | {f.inputs:,} | {f.crashes} |" for f in report.fuzz]
     notes = [
-        f"- `{b.backend}`, {part}: {why}" for b in report.backends for part, why in b.not_applicable.items()
+        f"- `{b.backend}`, {part}: {why}"
+        for b in report.backends
+        for part, why in [*b.not_applicable.items(), *b.declared.items()]
     ]
     if notes:
         lines += ["", *notes]

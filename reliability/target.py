@@ -8,7 +8,8 @@ databases keep one supervisor connection for the whole campaign.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Collection, Iterator
+import dataclasses
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from persist_spi.adapter import BackendAdapter, Capabilities
@@ -80,6 +81,11 @@ class Target:
             self._adapter,
             self.made_repositories,
         )
+
+    def with_options(self, options: Mapping[str, str]) -> Target:
+        """The same repository and supervisor connection; writers open the backend with these
+        options added (the supervisor's connection keeps its own)."""
+        return dataclasses.replace(self, options={**self.options, **options})
 
     def erase(self, repository_ids: Collection[str]) -> None:
         """Erase these repositories (the campaign's own) through the supervisor's connection."""

@@ -49,6 +49,7 @@ _OPTIONS = frozenset(
         "connect_timeout",
         "read_timeout",
         "max_attempts",
+        "transactions",
     }
 )
 # Table names allow [a-zA-Z0-9_.-]; the prefix must leave room for "_objs"/"_refs" within 255.
@@ -72,6 +73,9 @@ class DynamoSettings:
     read_timeout: float
     max_attempts: int
     layout: StorageLayout = LOCHKIT_LAYOUT
+    #: A commit's objects and reference move in one TransactWriteItems; False: two steps (see
+    #: DynamoDBAdapter.insert_objs_and_update_ref for why an emulator may need that).
+    transactions: bool = True
 
     @property
     def refs_table(self) -> str:
@@ -173,6 +177,7 @@ def parse_url(url: str | None, options: Mapping[str, Any] | None = None) -> Dyna
         read_timeout=_number(opts.get("read_timeout", "20"), shown, "read_timeout"),
         max_attempts=int(_number(opts.get("max_attempts", "3"), shown, "max_attempts")),
         layout=layout,
+        transactions=opts.get("transactions") is None or _flag(opts["transactions"], shown, "transactions"),
     )
 
 

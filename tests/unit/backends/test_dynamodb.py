@@ -179,6 +179,13 @@ def test_url_options_and_explicit_credentials_stay_out_of_the_address() -> None:
     assert "s3cr" not in settings.address
 
 
+def test_transactions_are_on_unless_the_url_turns_them_off() -> None:
+    assert parse_url("dynamodb://127.0.0.1:8000").transactions
+    assert parse_url("dynamodb://127.0.0.1:8000?transactions=true").transactions
+    assert not parse_url("dynamodb://127.0.0.1:8000?transactions=false").transactions
+    assert not parse_url("dynamodb://127.0.0.1:8000", {"transactions": "false"}).transactions
+
+
 def test_settings_repr_hides_the_credentials() -> None:
     assert "pwAA" not in repr(parse_url("dynamodb://key:pwAA@x:1"))
 
@@ -209,6 +216,7 @@ def test_aws_url_uses_the_default_credential_chain() -> None:
         ("dynamodb://x:1?colour=red", "unknown option"),
         ("dynamodb://x:1?table_prefix=bad!", "invalid table_prefix"),
         ("dynamodb://x:1?tls=maybe", "not a boolean"),
+        ("dynamodb://x:1?transactions=sometimes", "transactions=sometimes is not a boolean"),
         ("dynamodb://x:1?connect_timeout=-1", "not a positive number"),
         ("dynamodb://key:@x:1", "without a secret"),
     ],
@@ -413,6 +421,17 @@ def test_conflicts_that_outlast_the_retries_leave_it_to_the_two_steps(
     stubber.add_response("put_item", {})  # the object
     stubber.add_response("put_item", {})  # the reference
     assert _store_and_swap(adapter) == InsertAndSwap([True], True)
+
+
+def test_with_transactions_off_a_commit_is_the_two_steps() -> None:
+    """DynamoDB Local's restart test needs this: it loses transactions it acknowledged."""
+    adapter = DynamoDBAdapter(parse_url("dynamodb://127.0.0.1:1?transactions=false"))
+    with Stubber(adapter._cas) as stubber:
+        stubber.add_response("put_item", {})  # the object
+        stubber.add_response("put_item", {})  # the reference; no transact_write_items
+        assert _store_and_swap(adapter) == InsertAndSwap([True], True)
+        stubber.assert_no_pending_responses()
+    adapter.close()
 
 
 def test_a_cancellation_without_reasons_is_not_taken_for_success(
