@@ -22,7 +22,8 @@ import uuid
 from collections.abc import Callable, Sequence
 
 from persist_spi.ids import ObjId
-from persist_spi.indexes.elements import Action, CommitOp, IndexElement
+from persist_spi.indexes.action import Action
+from persist_spi.indexes.elements import CommitOp, IndexElement
 from persist_spi.indexes.layered import LayeredIndex
 from persist_spi.indexes.store_index import StoreIndexImpl, index_from_elements
 from persist_spi.indexes.striped import StripedIndex

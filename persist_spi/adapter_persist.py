@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Generator, Sequence
 
+from mypy_extensions import mypyc_attr
+
 from persist_spi.adapter import BackendAdapter, ObjRow, RefRow
 from persist_spi.clock import DEFAULT_CLOCK, Clock
 from persist_spi.codec import ObjCodec
@@ -17,6 +19,9 @@ from persist_spi.persist import Persist, StoredAndMoved, is_fetchable
 from persist_spi.references import Reference
 
 
+# Compiled in the kernel, but a plain Python class: its base (Persist) is not compiled, and
+# a compiled class over an interpreted base crashes the garbage collector.
+@mypyc_attr(native_class=False)
 class AdapterPersist(Persist):
     """Binds a :class:`BackendAdapter` to one repository (``config.repository_id``)."""
 

@@ -30,7 +30,8 @@ MAX_SERIALIZED_KEY_BYTES: Final = 4096
 #: Characters UTF-16 writes as a surrogate pair.
 _SUPPLEMENTARY: Final = re.compile("[\U00010000-\U0010ffff]")
 #: From U+D800 on, a character's place in UTF-16 order can differ from its code point's.
-_FROM_D800: Final = re.compile("[\ud800-\U0010ffff]")
+#: (A lone surrogate is spelled ``chr(0xD800)``: mypyc compiles no surrogate in a literal.)
+_FROM_D800: Final = re.compile(f"[{chr(0xD800)}-\U0010ffff]")
 
 _S = TypeVar("_S", bound=str)
 

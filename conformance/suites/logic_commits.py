@@ -13,11 +13,13 @@ from conformance.suites.base import ConformanceSuite
 from persist_spi.errors import ObjNotFound
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId, random_obj_id
-from persist_spi.indexes.elements import Action, CommitOp
+from persist_spi.indexes.action import Action
+from persist_spi.indexes.elements import CommitOp
 from persist_spi.keys import StoreKey, key
-from persist_spi.logic.commit_logic import CommitLogic, CommitNotFound
+from persist_spi.logic.commit_logic import CommitLogic
 from persist_spi.logic.conflicts import CommitConflict, CommitConflictError, ConflictResolution, ConflictType
 from persist_spi.logic.create_commit import Add, CreateCommit, Remove, Unchanged
+from persist_spi.logic.errors import CommitNotFound
 from persist_spi.logic.merge_base import NoCommonAncestor, find_merge_base
 from persist_spi.objs import CommitObj, CommitType, content_value
 from persist_spi.persist import Persist

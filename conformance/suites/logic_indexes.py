@@ -9,13 +9,15 @@ import pytest
 
 from conformance.suites.base import ConformanceSuite
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId, random_obj_id
-from persist_spi.indexes.elements import Action, CommitOp, IndexElement
+from persist_spi.indexes.action import Action
+from persist_spi.indexes.elements import CommitOp, IndexElement
 from persist_spi.indexes.store_index import index_from_elements, new_index
 from persist_spi.indexes.striped import StripedIndex
 from persist_spi.keys import StoreKey, key
 from persist_spi.logic.commit_logic import CommitLogic
 from persist_spi.logic.create_commit import Add, CreateCommit, Remove
-from persist_spi.logic.indexes import IncompleteIndex, IndexesLogic
+from persist_spi.logic.errors import IncompleteIndex
+from persist_spi.logic.indexes import IndexesLogic
 from persist_spi.objs import CommitObj, IndexObj, IndexSegmentsObj, content_value
 from persist_spi.persist import Persist
 

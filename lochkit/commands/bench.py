@@ -16,6 +16,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from persist_spi import kernel
+
 if TYPE_CHECKING:
     import argparse
 
@@ -112,7 +114,7 @@ def _bench(args: argparse.Namespace) -> int:
         with _opened(name, args, workdir) as (adapter, url):
             print(
                 f"lochkit commit benchmark on {name} ({adapter.address}); {args.commits} commits per "
-                f"scenario; object cache: {args.object_cache}",
+                f"scenario; object cache: {args.object_cache}; lochkit {kernel.describe()}",
                 flush=True,
             )
             bench = Bench(adapter, new_repository_id())
@@ -133,7 +135,7 @@ def _bench(args: argparse.Namespace) -> int:
     if args.json:
         _write_json(args.json, results.document(name))
     if args.markdown_out:
-        source = f"backend {name}, {args.commits} commits per scenario"
+        source = f"backend {name}, {args.commits} commits per scenario, lochkit {kernel.describe()}"
         _write_snippet(args, markdown(name, results), source)
     return 0
 
@@ -144,14 +146,16 @@ def _instructions(args: argparse.Namespace) -> int:
     name = args.backend[0]
     print(
         f"lochkit instructions per commit on {name}, counted by callgrind: runs of {args.commits} and "
-        f"{2 * args.commits} commits through the object cache, subtracted",
+        f"{2 * args.commits} commits through the object cache, subtracted; lochkit {kernel.describe()}",
         flush=True,
     )
     counts = [instructions.count(name, puts, args.commits) for puts in instructions.PUTS]
     if args.json:
-        _write_json(args.json, {"backend": name, "instructions": [vars(c) for c in counts]})
+        document = {"backend": name, "kernel": kernel.describe(), "instructions": [vars(c) for c in counts]}
+        _write_json(args.json, document)
     if args.markdown_out:
-        source = f"backend {name}, runs of {args.commits} and {2 * args.commits} commits"
+        runs = f"runs of {args.commits} and {2 * args.commits} commits"
+        source = f"backend {name}, {runs}, lochkit {kernel.describe()}"
         _write_snippet(args, instructions.markdown(counts), source)
     return 0
 
@@ -170,7 +174,7 @@ def _compare(args: argparse.Namespace) -> int:
     try:
         for name in args.backend:
             with _opened(name, args, workdir) as (adapter, url):
-                print(f"{name}: {adapter.address}", flush=True)
+                print(f"{name}: {adapter.address}; lochkit {kernel.describe()}", flush=True)
                 compare_backend(
                     comparison,
                     name,
@@ -190,7 +194,7 @@ def _compare(args: argparse.Namespace) -> int:
     text = table(comparison) + "\n\n" + notes(comparison) + "\n\n" + floor_ratios(comparison)
     print(text)
     if args.markdown_out:
-        _write_snippet(args, text, f"backends: {', '.join(args.backend)}")
+        _write_snippet(args, text, f"backends: {', '.join(args.backend)}, lochkit {kernel.describe()}")
     if args.json:
         _write_json(
             args.json,

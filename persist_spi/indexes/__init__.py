@@ -4,8 +4,9 @@ Every index maps store keys (see :mod:`persist_spi.keys`) to :class:`CommitOp` v
 in one order, Nessie's (UTF-16 code units, see :mod:`persist_spi.keys`).
 """
 
+from persist_spi.indexes.action import Action
 from persist_spi.indexes.base import StoreIndex
-from persist_spi.indexes.elements import Action, CommitOp, IndexElement
+from persist_spi.indexes.elements import CommitOp, IndexElement
 from persist_spi.indexes.layered import LayeredIndex
 from persist_spi.indexes.lazy import LazyIndex
 from persist_spi.indexes.store_index import (

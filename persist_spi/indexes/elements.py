@@ -2,33 +2,16 @@
 
 from __future__ import annotations
 
-import enum
 import uuid
 from typing import NamedTuple
 
 from persist_spi.errors import CorruptData
 from persist_spi.ids import ObjId
+from persist_spi.indexes.action import Action
 from persist_spi.indexes.varint import decode_varint, encode_varint, varint_size
 from persist_spi.keys import StoreKey
 
 _ZERO_UUID = bytes(16)
-
-
-class Action(enum.Enum):
-    """What an index element says about its key. ``exists``: the key is live; ``current_commit``: the
-    element was written by the commit that holds the index (rather than carried over)."""
-
-    NONE = "N"
-    ADD = "A"
-    REMOVE = "R"
-    INCREMENTAL_ADD = "a"
-    INCREMENTAL_REMOVE = "r"
-
-    def __init__(self, code: str) -> None:
-        self.code_byte = ord(code)
-        self.code = code.encode()
-        self.exists = code in "NAa"
-        self.current_commit = code in "AR"
 
 
 _BY_BYTE = {a.code_byte: a for a in Action}

@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from operator import itemgetter
 
 from persist_spi.errors import CorruptData, InputError
+from persist_spi.indexes.action import Action
 from persist_spi.indexes.base import StoreIndex, Updater, check_range, in_range_filter
 from persist_spi.indexes.elements import (
-    Action,
     CommitOp,
     IndexElement,
     deserialize_op,

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from persist_spi.errors import InputError
 from persist_spi.hashing import ObjIdHasher
 from persist_spi.ids import ObjId
+from persist_spi.indexes.action import Action
 from persist_spi.indexes.base import StoreIndex
-from persist_spi.indexes.elements import Action, CommitOp, IndexElement
+from persist_spi.indexes.elements import CommitOp, IndexElement
 from persist_spi.indexes.store_index import DECODED_INDEXES, StoreIndexImpl
 from persist_spi.keys import StoreKey
 from persist_spi.logic.conflicts import CommitConflict, CommitConflictError, ConflictResolution, ConflictType

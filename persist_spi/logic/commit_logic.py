@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from persist_spi.clock import DEFAULT_CLOCK
-from persist_spi.errors import InputError, LochkitError, ObjNotFound, ObjTooLarge
+from persist_spi.errors import InputError, ObjNotFound, ObjTooLarge
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
 from persist_spi.indexes.base import StoreIndex
 from persist_spi.indexes.elements import CommitOp, IndexElement
@@ -30,6 +30,7 @@ from persist_spi.logic.commit_builder import (
     report_conflict,
 )
 from persist_spi.logic.create_commit import CreateCommit
+from persist_spi.logic.errors import CommitNotFound
 from persist_spi.logic.indexes import IndexesLogic
 from persist_spi.logic.spill import spill_incremental_index
 from persist_spi.objs import CommitObj, Obj
@@ -250,12 +251,6 @@ class DiffEntry:
     key: StoreKey
     from_op: CommitOp | None
     to_op: CommitOp | None
-
-
-class CommitNotFound(LochkitError, LookupError):
-    def __init__(self, commit_id: ObjId) -> None:
-        self.commit_id = commit_id
-        super().__init__(f"Commit '{commit_id}' not found")
 
 
 def _until_empty(ids: Iterable[ObjId]) -> list[ObjId]:

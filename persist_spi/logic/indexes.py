@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from persist_spi.errors import LochkitError, ObjNotFound
+from persist_spi.errors import ObjNotFound
 from persist_spi.ids import ObjId
+from persist_spi.indexes.action import Action
 from persist_spi.indexes.base import StoreIndex
-from persist_spi.indexes.elements import Action, IndexElement
+from persist_spi.indexes.elements import IndexElement
 from persist_spi.indexes.layered import LayeredIndex
 from persist_spi.indexes.lazy import LazyIndex
 from persist_spi.indexes.store_index import EMPTY_IMMUTABLE_INDEX, StoreIndexImpl, deserialize_index_cached
 from persist_spi.indexes.striped import LazyStripes, StripedIndex
+from persist_spi.logic.errors import IncompleteIndex, MissingReferenceIndex
 from persist_spi.objs import (
     CommitObj,
     IndexObj,
@@ -35,14 +37,6 @@ _CARRY_OVER_WITHOUT_REFERENCE: dict[Action, Action | None] = {
     Action.REMOVE: None,
     Action.INCREMENTAL_REMOVE: None,
 }
-
-
-class IncompleteIndex(LochkitError, ValueError):
-    pass
-
-
-class MissingReferenceIndex(LochkitError, RuntimeError):
-    """A commit points to a reference index object that does not exist (a corrupt repository)."""
 
 
 class IndexesLogic:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import dataclasses
 
 from persist_spi.ids import ObjId
+from persist_spi.indexes.action import Action
 from persist_spi.indexes.base import StoreIndex
-from persist_spi.indexes.elements import Action, IndexElement
+from persist_spi.indexes.elements import IndexElement
 from persist_spi.indexes.lazy import LazyIndex
 from persist_spi.indexes.store_index import StoreIndexImpl, new_index
 from persist_spi.indexes.striped import StripedIndex

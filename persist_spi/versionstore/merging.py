@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 
 from persist_spi.errors import InputError
 from persist_spi.ids import ObjId
+from persist_spi.indexes.action import Action
 from persist_spi.indexes.base import StoreIndex
-from persist_spi.indexes.elements import Action, IndexElement
+from persist_spi.indexes.elements import IndexElement
 from persist_spi.keys import StoreKey
 from persist_spi.logic.commit_logic import CommitLogic, DiffEntry
 from persist_spi.logic.conflicts import CommitConflict, ConflictResolution

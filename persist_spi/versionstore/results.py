@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from mypy_extensions import mypyc_attr
+
 from persist_spi.ids import ObjId
 from persist_spi.versionstore.content import Content, ContentKey
 from persist_spi.versionstore.errors import Conflict
@@ -13,6 +15,8 @@ from persist_spi.versionstore.operations import MergeBehavior, Operation
 from persist_spi.versionstore.refs import NamedRef
 
 
+# Compiled in the kernel; subclassed by interpreted classes (adapters' wrappers, tests).
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True)
 class CommitResult:
     hash: ObjId

@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 
+from mypy_extensions import mypyc_attr
+
 from persist_spi.errors import InputError, LochkitError, RefAlreadyExists, RefConditionFailed, RefNotFound
 from persist_spi.headers import CommitHeaders
 from persist_spi.ids import EMPTY_OBJ_ID, ObjId
@@ -19,8 +21,9 @@ from persist_spi.indexes.layered import LayeredIndex
 from persist_spi.keys import StoreKey, key_less, starts_with_elements_or_parts
 from persist_spi.logic.commit_builder import LoadedParent
 from persist_spi.logic.commit_lease import remove_free_lease
-from persist_spi.logic.commit_logic import CommitLogic, CommitNotFound, DiffEntry
+from persist_spi.logic.commit_logic import CommitLogic, DiffEntry
 from persist_spi.logic.create_commit import CreateCommit
+from persist_spi.logic.errors import CommitNotFound
 from persist_spi.logic.reference_logic import ReferenceLogic
 from persist_spi.logic.repository_logic import RepositoryLogic
 from persist_spi.objs import CommitObj, tag_obj
@@ -70,6 +73,8 @@ from persist_spi.versionstore.sources import DEFAULT_SOURCES, StoreSources
 FETCH_BATCH = 50
 
 
+# Compiled in the kernel; subclassed by interpreted classes (adapters' wrappers, tests).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class VersionStore:
     """Nessie's version store over a Persist. It satisfies
     :class:`~persist_spi.versionstore.api.VersionStoreApi`, the contract load tools and the REST

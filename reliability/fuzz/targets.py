@@ -126,7 +126,8 @@ def _index_seeds() -> list[bytes]:
     import uuid
 
     from persist_spi.ids import ObjId
-    from persist_spi.indexes.elements import Action, CommitOp, IndexElement
+    from persist_spi.indexes.action import Action
+    from persist_spi.indexes.elements import CommitOp, IndexElement
     from persist_spi.indexes.store_index import index_from_elements
     from persist_spi.keys import key
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from persist_spi.codec import DEFAULT_CODEC, ObjCodec
-from persist_spi.indexes.elements import Action
+from persist_spi.indexes.action import Action
 from persist_spi.indexes.store_index import deserialize_index
 from persist_spi.logic.internal_refs import INTERNAL_PREFIX, REF_REFS, REF_REPO, REFS_HEADS, REFS_TAGS
 from persist_spi.logic.reference_logic import ReferenceLogic

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from persist_spi.ids import ObjId
-from persist_spi.indexes.elements import Action, CommitOp, IndexElement
+from persist_spi.indexes.action import Action
+from persist_spi.indexes.elements import CommitOp, IndexElement
 from persist_spi.indexes.store_index import (
     EMPTY_IMMUTABLE_INDEX,
     deserialize_index,

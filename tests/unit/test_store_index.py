@@ -8,8 +8,9 @@ import uuid
 import pytest
 
 from persist_spi.ids import ObjId
+from persist_spi.indexes.action import Action
 from persist_spi.indexes.base import StoreIndex
-from persist_spi.indexes.elements import Action, CommitOp, IndexElement
+from persist_spi.indexes.elements import CommitOp, IndexElement
 from persist_spi.indexes.layered import LayeredIndex
 from persist_spi.indexes.lazy import LazyIndex
 from persist_spi.indexes.store_index import (

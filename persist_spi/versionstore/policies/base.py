@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from mypy_extensions import mypyc_attr
+
 from persist_spi.config import StoreConfig
 from persist_spi.errors import RetryTimeout
 from persist_spi.ids import ObjId
@@ -148,6 +150,8 @@ class Committer(Protocol):
         ...
 
 
+# Compiled in the kernel; subclassed by interpreted classes (adapters' wrappers, tests).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class CommitPolicy(ABC):
     """How commits land on a branch. A policy object may hold per-process state (queues, locks):
     share one object between the stores whose commits should coordinate."""
