@@ -81,12 +81,9 @@ class _TickingClock:
         return self._now
 
 
-def _history(seed: int, nessie_layout: bool) -> InMemoryAdapter:
+def _history(seed: int, nessie_layout: bool, clock: _TickingClock) -> InMemoryAdapter:
     rng = random.Random(seed)
     adapter = InMemoryAdapter(f"history-{seed}", NESSIE_LAYOUT if nessie_layout else LOCHKIT_LAYOUT)
-    clock = _TickingClock(seed)
-    # Commits take their creation time from the process's shared clock: it ticks from the seed too.
-    DEFAULT_CLOCK._source, DEFAULT_CLOCK._last = clock, 0
     persist = AdapterPersist(adapter, SMALL_INDEXES, clock=clock)
     store = VersionStore(persist, sources=seeded_sources(seed))
     store.repository.initialize("main")
@@ -159,17 +156,24 @@ class _SeededDatetime(datetime.datetime):
 
 
 @contextlib.contextmanager
-def _fixed_wall_clock() -> Iterator[None]:
+def _seeded_time(seed: int) -> Iterator[_TickingClock]:
+    """A clock ticking from the seed, also behind the process's shared clock (commits take their
+    creation time from it) and with the wall clock fixed; all three are put back afterwards, since
+    the tests that run next in the process read them."""
+    clock = _TickingClock(seed)
     shim = types.SimpleNamespace(datetime=_SeededDatetime, UTC=datetime.UTC)
     modules = (reference_logic, repository_logic)
     saved = [vars(module)["datetime"] for module in modules]
+    saved_clock = (DEFAULT_CLOCK._source, DEFAULT_CLOCK._last)
+    DEFAULT_CLOCK._source, DEFAULT_CLOCK._last = clock, 0
     for module in modules:
         vars(module)["datetime"] = shim
     try:
-        yield
+        yield clock
     finally:
         for module, original in zip(modules, saved, strict=True):
             vars(module)["datetime"] = original
+        DEFAULT_CLOCK._source, DEFAULT_CLOCK._last = saved_clock
 
 
 def digests(seed: int) -> list[list[str]]:
@@ -177,8 +181,8 @@ def digests(seed: int) -> list[list[str]]:
     layouts, sorted."""
     rows: list[list[str]] = []
     for nessie_layout in (False, True):
-        with _fixed_wall_clock():
-            adapter = _history(seed, nessie_layout)
+        with _seeded_time(seed) as clock:
+            adapter = _history(seed, nessie_layout, clock)
         layout = "nessie" if nessie_layout else "lochkit"
         for (_, obj_id), row in adapter._objs.items():
             rows.append([layout, "obj", obj_id.hex(), row.obj_type, hashlib.sha256(row.data).hexdigest()])
