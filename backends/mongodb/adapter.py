@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 #: ``$in`` lists per query: well below the 16 MiB command limit even for long repository ids.
 FETCH_CHUNK: Final = 1000
 SCAN_BATCH: Final = 500
+#: Objects deleted per command when erasing repositories (see ``erase_repositories``).
+ERASE_BATCH: Final = 10_000
 UPSERT_ATTEMPTS: Final = 5
 #: Update statements per command. FerretDB 1.x keeps each statement's read cursor, and so one of
 #: its 100 pooled SQLite connections, until the whole command ends: 100 replacements of existing
@@ -291,7 +293,11 @@ class MongoAdapter(BackendAdapter):
         yield from repos
 
     def erase_repositories(self, repos: Collection[str]) -> None:
+        """Objects go in batches of :data:`ERASE_BATCH` ids: FerretDB deletes every document a
+        filter matches with one SQLite statement of one variable per document, and SQLite refuses
+        more than 32,766 (a bench repository of 50,000 objects was left behind that way)."""
         wanted = {self._docs.repo_field: {"$in": sorted(repos)}}
         with self._write_lock, mapped_errors(self._ctx, "erase repositories", write=True):
             self._refs.delete_many(wanted)
-            self._objs.delete_many(wanted)
+            while ids := [doc["_id"] for doc in self._objs.find(wanted, {"_id": 1}).limit(ERASE_BATCH)]:
+                self._objs.delete_many({"_id": {"$in": ids}})

@@ -102,6 +102,28 @@ def test_scans_and_erasure_have_a_repository_index(server: FerretDB, prefix: str
     assert [("r", 1)] in refs
 
 
+def test_a_repository_of_more_objects_than_sqlite_takes_variables_is_erased(
+    server: FerretDB, prefix: str
+) -> None:
+    """FerretDB deletes what a filter matches with one SQLite variable per document; SQLite takes
+    at most 32,766, and a plain ``delete_many`` of 33,000 objects failed with "too many SQL
+    variables"."""
+    adapter = _open(server.url, prefix)
+    try:
+        rows = [ObjRow(i.to_bytes(32, "big"), "c", None, b"x", 1) for i in range(33_000)]
+        for start in range(0, len(rows), 5_000):
+            chunk = rows[start : start + 5_000]
+            assert adapter.insert_objs("big", chunk) == [True] * len(chunk)
+        assert adapter.insert_objs("kept", rows[:3]) == [True] * 3
+        adapter.erase_repositories(["big"])
+        assert adapter.fetch_objs("big", [rows[0].obj_id, rows[-1].obj_id]) == [None, None]
+        assert sum(1 for _ in adapter.scan_objs("big", None)) == 0
+        assert adapter.fetch_objs("kept", [r.obj_id for r in rows[:3]]) == rows[:3]
+    finally:
+        adapter.erase_repositories(["kept"])
+        adapter.close()
+
+
 def test_server_down(prefix: str) -> None:
     url = f"mongodb://{USER}:{quote_plus(SECRET)}@127.0.0.1:{free_port()}/"
     started = time.monotonic()

@@ -118,7 +118,15 @@ def test_the_torture_snippet_has_the_campaigns_tables() -> None:
 
 
 #: The benchmark tables commit-cost-figures.md includes.
-BENCH_BACKENDS = ("inmemory", "rocksdb", "postgres", "mariadb", "bigtable")
+BENCH_BACKENDS = (
+    "inmemory",
+    "rocksdb",
+    "postgres",
+    "mariadb",
+    "bigtable",
+    "cassandra",
+    "dynamodb",
+)
 
 
 @pytest.mark.parametrize("name", [f"bench-{b}.md" for b in BENCH_BACKENDS])
