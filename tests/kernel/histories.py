@@ -53,7 +53,7 @@ def _name(rng: random.Random) -> str:
     return "".join(rng.choice(_NAME_CHARACTERS) for _ in range(rng.randint(1, 12)))
 
 
-def _content(rng: random.Random, key: ContentKey) -> Content:
+def _content(rng: random.Random) -> Content:
     kind = rng.randrange(4)
     if kind == 0:
         return IcebergTable(
@@ -122,7 +122,7 @@ def _history(seed: int, nessie_layout: bool, clock: _TickingClock) -> InMemoryAd
                                 Put(key, IcebergTable(id=keys[key], metadata_location=_name(rng)))
                             )
                     else:
-                        operations.append(Put(ContentKey.of("ns", _name(rng)), _content(rng, namespace)))
+                        operations.append(Put(ContentKey.of("ns", _name(rng)), _content(rng)))
                 meta = CommitMeta(
                     f"commit {step}\n{_name(rng)}", authors=(_name(rng),), properties={"k": _name(rng)}
                 )
