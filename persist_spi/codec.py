@@ -391,19 +391,30 @@ DEFAULT_CODEC: Final = BinaryCodec()
 
 
 class _PreviousPointersMemo:
-    """Decoded reference histories by their encoded bytes (a bounded map).
+    """Reference histories this process encoded or decoded lately (bounded maps).
 
-    Every commit reads its branch's row and writes it back with one more history entry. The row
-    read is most often the one this process wrote (or read) last, so remembering what was encoded
-    or decoded turns the next decode into a dictionary hit. Equal bytes always mean an equal
-    (immutable) tuple, so sharing it is safe."""
+    Every commit reads its branch's row and writes it back with one more history entry, so each
+    history is encoded twice: as the expected row of the compare-and-swap (a history this process
+    decoded or wrote itself) and as the new row (the same entries, one more in front, the oldest
+    perhaps dropped). Remembering decoded tuples by their bytes turns the next decode into a
+    dictionary hit; remembering the bytes of tuples and of single entries by identity turns the
+    first encode into a hit and the second into one packed entry and a join. An object held in
+    a map cannot be freed, so its ``id`` names no other object while it is there; equal bytes
+    always mean an equal (immutable) tuple, so sharing it is safe."""
 
     def __init__(self, max_entries: int = 1024) -> None:
         self._max_entries = max_entries
         self._decoded: dict[bytes, tuple[PreviousPointer, ...]] = {}
+        self._encoded: dict[int, tuple[tuple[PreviousPointer, ...], bytes]] = {}
+        self._entries: dict[int, tuple[PreviousPointer, bytes]] = {}
 
     def encode(self, entries: tuple[PreviousPointer, ...]) -> bytes:
-        data = _pack([[bytes(e.pointer), e.timestamp_micros] for e in entries])
+        known = self._encoded.get(id(entries))
+        if known is not None and known[0] is entries:
+            return known[1]
+        # Byte for byte what packing the whole list writes: a msgpack array is its header
+        # followed by its items, each packed on its own.
+        data = _FORMAT_V1_BYTE + _array_header(len(entries)) + b"".join([self._entry(e) for e in entries])
         self._remember(data, entries)
         return data
 
@@ -414,14 +425,37 @@ class _PreviousPointersMemo:
             self._remember(data, found)
         return found
 
+    def _entry(self, entry: PreviousPointer) -> bytes:
+        known = self._entries.get(id(entry))
+        if known is not None and known[0] is entry:
+            return known[1]
+        packed = _pack([bytes(entry.pointer), entry.timestamp_micros])[1:]
+        entries = self._entries
+        if len(entries) >= self._max_entries * 4:
+            entries = self._entries = {}
+        entries[id(entry)] = (entry, packed)
+        return packed
+
     def _remember(self, data: bytes, entries: tuple[PreviousPointer, ...]) -> None:
-        # A whole-map reset instead of LRU bookkeeping: a miss costs one decode, and the map only
-        # needs the handful of rows a process is working on. Racing threads may both reset or
-        # insert; the worst outcome is a miss.
+        # Whole-map resets instead of LRU bookkeeping: a miss costs one decode or encode, and the
+        # maps only need the handful of rows a process is working on. Racing threads may both
+        # reset or insert; the worst outcome is a miss.
         decoded = self._decoded
-        if len(decoded) >= self._max_entries:
+        encoded = self._encoded
+        if len(decoded) >= self._max_entries or len(encoded) >= self._max_entries:
             decoded = self._decoded = {}
+            encoded = self._encoded = {}
         decoded[data] = entries
+        encoded[id(entries)] = (entries, data)
+
+
+def _array_header(length: int) -> bytes:
+    """The header msgpack writes before an array of ``length`` items."""
+    if length < 16:
+        return bytes((0x90 | length,))
+    if length < 0x10000:
+        return b"\xdc" + length.to_bytes(2, "big")
+    return b"\xdd" + length.to_bytes(4, "big")
 
 
 _PREVIOUS_POINTERS: Final = _PreviousPointersMemo()

@@ -25,11 +25,15 @@ LENGTH_DELIMITED: Final = 2
 FIXED32: Final = 5
 
 _UINT64_MASK: Final = (1 << 64) - 1
+#: The varints of 0..127, one byte each: most tags and lengths, so those are looked up, not built.
+_ONE_BYTE: Final = tuple(bytes((n,)) for n in range(0x80))
 
 
 def encode_uvarint(value: int) -> bytes:
     """An unsigned varint of up to 64 bits (a negative int64/int32 is first taken modulo 2**64, as
     Java writes it: ten bytes)."""
+    if 0 <= value < 0x80:
+        return _ONE_BYTE[value]
     value &= _UINT64_MASK
     out = bytearray()
     while value >= 0x80:
@@ -75,8 +79,16 @@ class ProtoWriter:
 
     _out: bytearray = field(default_factory=bytearray)
 
+    def __init__(self) -> None:
+        # Written out, not generated: see persist_spi.kernel (built by every commit).
+        self._out = bytearray()
+
     def _tag(self, number: int, wire_type: int) -> None:
-        self._out += encode_uvarint((number << 3) | wire_type)
+        tag = (number << 3) | wire_type
+        if tag < 0x80:  # fields 1..15
+            self._out.append(tag)
+        else:
+            self._out += encode_uvarint(tag)
 
     def varint_field(self, number: int, value: int) -> ProtoWriter:
         """int32, int64, uint32, uint64, enum: negative values take ten bytes, as in Java."""

@@ -40,6 +40,11 @@ class PreviousPointer:
     pointer: ObjId
     timestamp_micros: int
 
+    def __init__(self, pointer: ObjId, timestamp_micros: int) -> None:
+        # Written out, not generated: see persist_spi.kernel (built by every commit).
+        object.__setattr__(self, "pointer", pointer)
+        object.__setattr__(self, "timestamp_micros", timestamp_micros)
+
 
 @dataclass(frozen=True, slots=True)
 class Reference:
@@ -58,6 +63,23 @@ class Reference:
     extended_info_obj: ObjId | None = None
     #: Recent former heads, newest first.
     previous_pointers: tuple[PreviousPointer, ...] = field(default=(), compare=False)
+
+    def __init__(
+        self,
+        name: str,
+        pointer: ObjId,
+        deleted: bool = False,
+        created_at_micros: int = 0,
+        extended_info_obj: ObjId | None = None,
+        previous_pointers: tuple[PreviousPointer, ...] = (),
+    ) -> None:
+        # Written out, not generated: see persist_spi.kernel (built by every commit).
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "pointer", pointer)
+        object.__setattr__(self, "deleted", deleted)
+        object.__setattr__(self, "created_at_micros", created_at_micros)
+        object.__setattr__(self, "extended_info_obj", extended_info_obj)
+        object.__setattr__(self, "previous_pointers", previous_pointers)
 
     @property
     def is_internal(self) -> bool:

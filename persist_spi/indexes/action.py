@@ -19,6 +19,11 @@ class Action(enum.Enum):
     INCREMENTAL_ADD = "a"
     INCREMENTAL_REMOVE = "r"
 
+    # Members are singletons and compare by identity, so the identity hash agrees with equality;
+    # ``Enum``'s own hashes the member's name in Python, and actions are looked up in dictionaries
+    # for every element a commit carries over.
+    __hash__ = object.__hash__
+
     def __init__(self, code: str) -> None:
         self.code_byte = ord(code)
         self.code = code.encode()

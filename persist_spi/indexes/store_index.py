@@ -16,7 +16,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from operator import itemgetter
 
 from persist_spi.errors import CorruptData, InputError
 from persist_spi.indexes.action import Action
@@ -181,7 +180,7 @@ class StoreIndexImpl(StoreIndex):
         few operations change.
         """
         ops = self._ops
-        affected = _positions_of(list(map(_ACTION_OF, ops)), mapping)
+        affected = _positions_of(ops, mapping)
         if not affected:
             return
         self._modified = True
@@ -255,27 +254,11 @@ class StoreIndexImpl(StoreIndex):
         return header + b"".join(chunks)  # type: ignore[arg-type]  # no None is left
 
 
-_ACTION_OF = itemgetter(0)
-
-
 def _positions_of(
-    actions: list[Action], mapping: dict[Action, Action | None]
+    ops: list[CommitOp], mapping: dict[Action, Action | None]
 ) -> list[tuple[int, Action | None]]:
-    """(position, new action) of every element whose action the mapping names, ascending.
-    ``list.index`` scans in C (members compare by identity), which beats a Python loop over every
-    element when, as usual, few match."""
-    found: list[tuple[int, Action | None]] = []
-    for action, target in mapping.items():
-        at = -1
-        # Counted first: a search that ends in ValueError would format the enum's repr.
-        for _ in range(actions.count(action)):
-            at = actions.index(action, at + 1)
-            found.append((at, target))
-    found.sort(key=_POSITION)
-    return found
-
-
-_POSITION = itemgetter(0)
+    """(position, new action) of every element whose action the mapping names, ascending."""
+    return [(i, mapping[op[0]]) for i, op in enumerate(ops) if op[0] in mapping]
 
 
 def _op_start(chunk: bytes, op: CommitOp) -> int:

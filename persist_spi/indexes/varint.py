@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from persist_spi.errors import CorruptData
+
+#: The varints of 0..127, one byte each: looked up rather than built (most lengths in an index).
+_ONE_BYTE: Final = tuple(bytes((n,)) for n in range(0x80))
 
 
 def encode_varint(value: int) -> bytes:
+    if 0 <= value < 0x80:
+        return _ONE_BYTE[value]
     if value < 0:
         raise ValueError(f"varint must not be negative, got {value}")
-    if value < 0x80:
-        return bytes((value,))
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)

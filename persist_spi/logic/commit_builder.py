@@ -51,6 +51,11 @@ class LoadedParent:
     commit: CommitObj | None
     reference_index: StoreIndex | None
 
+    def __init__(self, commit: CommitObj | None, reference_index: StoreIndex | None) -> None:
+        # Written out, not generated: see persist_spi.kernel (built by every commit).
+        object.__setattr__(self, "commit", commit)
+        object.__setattr__(self, "reference_index", reference_index)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParentStart:
@@ -65,6 +70,24 @@ class ParentStart:
     full_index: StoreIndex
     reference_index: ObjId | None
     reference_index_stripes: tuple[IndexStripe, ...]
+
+    def __init__(
+        self,
+        *,
+        tail: tuple[ObjId, ...],
+        seq: int,
+        index: StoreIndexImpl,
+        full_index: StoreIndex,
+        reference_index: ObjId | None,
+        reference_index_stripes: tuple[IndexStripe, ...],
+    ) -> None:
+        # Written out, not generated: see persist_spi.kernel (built by every commit).
+        object.__setattr__(self, "tail", tail)
+        object.__setattr__(self, "seq", seq)
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "full_index", full_index)
+        object.__setattr__(self, "reference_index", reference_index)
+        object.__setattr__(self, "reference_index_stripes", reference_index_stripes)
 
 
 class CommitBuilder:

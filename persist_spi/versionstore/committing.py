@@ -60,6 +60,15 @@ class CommitState:
     #: attempt only: a retry always reads the row).
     tried_known_head: bool = False
 
+    def __init__(self) -> None:
+        # Written out, not generated: see persist_spi.kernel (built by every commit).
+        self.content_ids = {}
+        self.stored = set()
+        self.persisted_commit = None
+        self.values = {}
+        self.store_keys = None
+        self.tried_known_head = False
+
     def value_for(self, position: int, content_id: str, content: Content) -> ContentValueObj:
         """The content value of ``content`` under ``content_id``, built once per commit."""
         value = self.values.get(position)
@@ -79,6 +88,27 @@ class PreparedCommit:
     created_keys: list[ContentKey]
     added_namespaces: list[ContentKey]
     deleted: dict[ContentKey, int]
+
+    def __init__(
+        self,
+        adds: list[cc.Add],
+        removes: list[cc.Remove],
+        unchanged: list[cc.Unchanged],
+        objects: list[Obj],
+        new_content_ids: dict[ContentKey, str],
+        created_keys: list[ContentKey],
+        added_namespaces: list[ContentKey],
+        deleted: dict[ContentKey, int],
+    ) -> None:
+        # Written out, not generated: see persist_spi.kernel (built by every commit).
+        self.adds = adds
+        self.removes = removes
+        self.unchanged = unchanged
+        self.objects = objects
+        self.new_content_ids = new_content_ids
+        self.created_keys = created_keys
+        self.added_namespaces = added_namespaces
+        self.deleted = deleted
 
 
 @functools.lru_cache(maxsize=4096)
@@ -213,6 +243,11 @@ class _Deleted:
     #: Deleted keys, with the live value each removed (None: the key was not live). A Put without
     #: content id on one of them re-creates it, unless a rename took that value first.
     keys: dict[ContentKey, CommitOp | None] = field(default_factory=dict)
+
+    def __init__(self) -> None:
+        # Written out, not generated: see persist_spi.kernel (built by every commit).
+        self.by_content_id = {}
+        self.keys = {}
 
 
 def _prepare_deletes(

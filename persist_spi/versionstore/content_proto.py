@@ -44,7 +44,8 @@ class Kind(enum.Enum):
     STRING_MAP = "map<string, string>"
 
 
-_RANGES: Final = {Kind.INT64: 1 << 63, Kind.INT32: 1 << 31}
+_INT64_LIMIT: Final = 1 << 63
+_INT32_LIMIT: Final = 1 << 31
 
 
 @dataclass(frozen=True)
@@ -154,38 +155,54 @@ def _encode_state(message: StateMessage, values: Mapping[str, Any]) -> bytes:
     out = ProtoWriter()
     for f in message.fields:
         value = values.get(f.attribute)
-        where = f"{message.name}.{f.attribute}"
-        if f.kind is Kind.STRING:
+        kind = f.kind
+        if kind is Kind.STRING:
             if value is not None:
-                out.bytes_field(f.number, _utf8(_checked(value, str, where), where))
-        elif f.kind is Kind.REPEATED_STRING:
+                out.bytes_field(f.number, _string(value, message, f))
+        elif kind is Kind.REPEATED_STRING:
             for element in value or ():
-                out.bytes_field(f.number, _utf8(_checked(element, str, where), where))
-        elif f.kind is Kind.STRING_MAP:
+                out.bytes_field(f.number, _string(element, message, f))
+        elif kind is Kind.STRING_MAP:
             for key, item in (value or {}).items():
                 entry = ProtoWriter()
-                entry.bytes_field(1, _utf8(_checked(key, str, where), where))
-                entry.bytes_field(2, _utf8(_checked(item, str, where), where))
+                entry.bytes_field(1, _string(key, message, f))
+                entry.bytes_field(2, _string(item, message, f))
                 out.bytes_field(f.number, entry.to_bytes())
         else:
-            number = _checked(value, int, where)
-            limit = _RANGES[f.kind]
-            if not -limit <= number < limit:
+            if type(value) is not int:  # bool is an int, but not a number Nessie stores
+                raise _wrong_type(value, int, message, f)
+            limit = _INT64_LIMIT if kind is Kind.INT64 else _INT32_LIMIT
+            if not -limit <= value < limit:
                 raise InputError(
-                    f"Content field {where} is {number}, outside the range of a protobuf "
-                    f"{f.kind.value} ({-limit}..{limit - 1}), which Nessie stores it as"
+                    f"Content field {_where(message, f)} is {value}, outside the range of a protobuf "
+                    f"{kind.value} ({-limit}..{limit - 1}), which Nessie stores it as"
                 )
-            if number:
-                out.varint_field(f.number, number)
+            if value:
+                out.varint_field(f.number, value)
     return out.to_bytes()
 
 
-def _checked(value: Any, expected: type, where: str) -> Any:
-    if type(value) is not expected:  # bool is an int, but not a number Nessie stores
-        raise InputError(
-            f"Content field {where} must be {expected.__name__}, not {type(value).__name__} {value!r}"
-        )
-    return value
+# Error texts are built only when raised: every content value written runs through here.
+
+
+def _where(message: StateMessage, f: StateField) -> str:
+    return f"{message.name}.{f.attribute}"
+
+
+def _string(value: Any, message: StateMessage, f: StateField) -> bytes:
+    if type(value) is not str:
+        raise _wrong_type(value, str, message, f)
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError:
+        return _utf8(value, _where(message, f))  # raises the error naming the field
+
+
+def _wrong_type(value: Any, expected: type, message: StateMessage, f: StateField) -> InputError:
+    return InputError(
+        f"Content field {_where(message, f)} must be {expected.__name__}, "
+        f"not {type(value).__name__} {value!r}"
+    )
 
 
 def _utf8(text: str, where: str) -> bytes:

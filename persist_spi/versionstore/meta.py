@@ -38,8 +38,9 @@ class CommitMeta:
             if name.lower() in _RESERVED:
                 raise InputError(f"Commit property '{name}' is reserved")
             pairs += [(name, value) for value in values]
-        pairs.append(("date", _iso(now)))
-        pairs.append(("author-date", _iso(self.author_time or now)))
+        commit_time = _iso(now)
+        pairs.append(("date", commit_time))
+        pairs.append(("author-date", commit_time if self.author_time is None else _iso(self.author_time)))
         if self.committer:
             pairs.append(("committer", self.committer))
         pairs += [("author", a) for a in self.authors]
@@ -100,14 +101,17 @@ def commit_time_of(commit: CommitObj) -> datetime.datetime:
 def _iso(value: datetime.datetime) -> str:
     """As Java's ``Instant.toString`` writes it (Nessie's header value, hashed into the commit id):
     the fraction in groups of three digits, none when whole seconds."""
-    utc = value.astimezone(datetime.UTC)
+    # One isoformat call and a slice: every commit writes this, and ``replace`` on a datetime
+    # costs more than the formatting itself.
+    utc = value if value.tzinfo is datetime.UTC else value.astimezone(datetime.UTC)
     micros = utc.microsecond
-    text = utc.replace(microsecond=0).isoformat().replace("+00:00", "")
     if micros == 0:
-        return text + "Z"
-    if micros % 1000 == 0:
-        return f"{text}.{micros // 1000:03d}Z"
-    return f"{text}.{micros:06d}Z"
+        spec = "seconds"
+    elif micros % 1000 == 0:
+        spec = "milliseconds"
+    else:
+        spec = "microseconds"
+    return utc.isoformat(timespec=spec)[:-6] + "Z"  # a UTC time ends in "+00:00"
 
 
 def _parse(value: str | None) -> datetime.datetime | None:

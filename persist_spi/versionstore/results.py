@@ -30,6 +30,21 @@ class CommitResult:
     #: first attempts and retries apart from this. Not part of equality.
     attempt_nanos: tuple[int, ...] = field(default=(), compare=False)
 
+    def __init__(
+        self,
+        hash: ObjId,
+        parent: ObjId,
+        added_content_ids: dict[ContentKey, str] | None = None,
+        attempts: int = 1,
+        attempt_nanos: tuple[int, ...] = (),
+    ) -> None:
+        # Written out, not generated: see persist_spi.kernel (built by every commit).
+        object.__setattr__(self, "hash", hash)
+        object.__setattr__(self, "parent", parent)
+        object.__setattr__(self, "added_content_ids", {} if added_content_ids is None else added_content_ids)
+        object.__setattr__(self, "attempts", attempts)
+        object.__setattr__(self, "attempt_nanos", attempt_nanos)
+
 
 @dataclass(frozen=True)
 class ContentsAt:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgpack
 import pytest
 
 from conformance.samples import all_samples, sample_id
@@ -51,6 +52,41 @@ def test_previous_pointers_round_trip() -> None:
     assert decode_previous_pointers(encode_previous_pointers(entries)) == entries
     assert encode_previous_pointers(()) == b""
     assert decode_previous_pointers(None) == ()
+
+
+@pytest.mark.parametrize("length", [1, 2, 15, 16, 20, 255, 65_535, 65_536])
+def test_a_history_is_packed_as_msgpack_packs_the_whole_list(length: int) -> None:
+    """The encoder packs entries one by one and joins them under an array header it writes itself;
+    the bytes must be those of packing the list at once, for every header size and timestamp."""
+    timestamps = [0, 1, 127, 128, 255, 256, 65_536, 2**32, 1_764_300_000_000_000, -1, -33, -(2**40)]
+    entries = tuple(
+        PreviousPointer(ObjId(bytes([i % 256]) * (32 if i % 7 else 5)), timestamps[i % len(timestamps)])
+        for i in range(length)
+    )
+    expected = _packed_at_once(entries)
+    assert encode_previous_pointers(entries) == expected
+    assert encode_previous_pointers(entries) == expected  # remembered: the same bytes again
+
+
+def test_a_history_sharing_entries_with_an_earlier_one_is_packed_in_full() -> None:
+    """A commit's new history is the old one with an entry in front and the oldest dropped; the
+    entries remembered from the old one must land in the new bytes in their new places."""
+    old = tuple(PreviousPointer(random_obj_id(), 1_000 - i) for i in range(20))
+    encode_previous_pointers(old)
+    new = (PreviousPointer(random_obj_id(), 1_001), *old[:19])
+    expected = _packed_at_once(new)
+    assert encode_previous_pointers(new) == expected
+    assert decode_previous_pointers(expected) == new
+    # An equal history built from other objects encodes to the same bytes.
+    copy = tuple(PreviousPointer(ObjId(bytes(e.pointer)), e.timestamp_micros) for e in new)
+    assert encode_previous_pointers(copy) == expected
+
+
+def _packed_at_once(entries: tuple[PreviousPointer, ...]) -> bytes:
+    """The format byte, then the whole history packed by msgpack in one call."""
+    return b"\x01" + msgpack.packb(
+        [[bytes(e.pointer), e.timestamp_micros] for e in entries], use_bin_type=True
+    )
 
 
 def test_index_segments_decode_once_per_distinct_bytes() -> None:

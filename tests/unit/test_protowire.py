@@ -41,6 +41,40 @@ def test_varints_round_trip(value: int) -> None:
     assert as_int64(value) == value
 
 
+@pytest.mark.parametrize(
+    ("value", "hex_bytes"),
+    [
+        (0, "00"),
+        (1, "01"),
+        (127, "7f"),
+        (128, "8001"),
+        (150, "9601"),
+        (300, "ac02"),
+        (16_383, "ff7f"),
+        (16_384, "808001"),
+    ],
+)
+def test_varints_have_the_bytes_of_the_encoding_guide(value: int, hex_bytes: str) -> None:
+    """Both encoders (protobuf's and the index format's), across the one-byte boundary."""
+    from persist_spi.indexes.varint import encode_varint
+
+    assert encode_uvarint(value) == bytes.fromhex(hex_bytes)
+    assert encode_varint(value) == bytes.fromhex(hex_bytes)
+
+
+def test_tags_of_fields_past_fifteen_take_two_bytes() -> None:
+    assert ProtoWriter().varint_field(15, 1).to_bytes() == bytes.fromhex("7801")
+    assert ProtoWriter().varint_field(16, 1).to_bytes() == bytes.fromhex("800101")
+    assert ProtoWriter().bytes_field(2047, b"").to_bytes() == bytes.fromhex("fa7f00")
+
+
+def test_the_index_varint_refuses_negative_numbers() -> None:
+    from persist_spi.indexes.varint import encode_varint
+
+    with pytest.raises(ValueError, match="must not be negative"):
+        encode_varint(-1)
+
+
 def test_fields_are_read_back_in_stored_order() -> None:
     message = ProtoWriter().varint_field(1, 7).bytes_field(3, b"\x00\x01").bool_field(10, True)
     message.string_field(3, "é")

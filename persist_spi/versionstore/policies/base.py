@@ -16,7 +16,7 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from mypy_extensions import mypyc_attr
 
@@ -93,6 +93,21 @@ class CommitRequest:
     operations: Sequence[Operation]
     validator: Validator | None = None
 
+    def __init__(
+        self,
+        branch: NamedRef,
+        expected_hash: ObjId | None,
+        meta: CommitMeta,
+        operations: Sequence[Operation],
+        validator: Validator | None = None,
+    ) -> None:
+        # Written out, not generated: see persist_spi.kernel (built by every commit).
+        object.__setattr__(self, "branch", branch)
+        object.__setattr__(self, "expected_hash", expected_hash)
+        object.__setattr__(self, "meta", meta)
+        object.__setattr__(self, "operations", operations)
+        object.__setattr__(self, "validator", validator)
+
 
 @dataclass(frozen=True, slots=True)
 class BuiltCommit:
@@ -103,6 +118,12 @@ class BuiltCommit:
     result: CommitResult
     #: Built without storing: the objects the commit needs, still to be stored with it.
     objects: tuple[Obj, ...] = ()
+
+    def __init__(self, commit: CommitObj, result: CommitResult, objects: tuple[Obj, ...] = ()) -> None:
+        # Written out, not generated: see persist_spi.kernel (built by every commit).
+        object.__setattr__(self, "commit", commit)
+        object.__setattr__(self, "result", result)
+        object.__setattr__(self, "objects", objects)
 
 
 class Committer(Protocol):
@@ -200,6 +221,11 @@ def with_retries(
         e.attempts = retries + 1
         raise
     if isinstance(result, CommitResult):
+        if type(result) is CommitResult:  # built directly: dataclasses.replace costs more, every commit
+            attempts, nanos = retries + 1, tuple(durations)
+            return cast(
+                T, CommitResult(result.hash, result.parent, result.added_content_ids, attempts, nanos)
+            )
         return dataclasses.replace(result, attempts=retries + 1, attempt_nanos=tuple(durations))
     return result
 
