@@ -5,8 +5,10 @@ is the figure to compare before and after a change to the commit path, on any ma
 runs a child Python under ``valgrind --tool=callgrind``: it opens the backend, builds the
 benchmark's branch of 100 tables (as ``lochkit bench`` does), makes warm-up commits, then the
 measured ones, and exits. Two children that differ only in the number of measured commits are
-subtracted, so start-up, imports and set-up cancel out:
-instructions per commit = (I(2n) - I(n)) / n.
+subtracted, so start-up, imports and set-up cancel out. What the child does per commit besides
+committing (building the commit's operations and metadata, as the benchmark does) is counted the
+same way in two more children that build them and do not commit, and taken off:
+instructions per commit = ((I(2n) - I(n)) - (H(2n) - H(n))) / n.
 
 Only embedded backends are measured: callgrind counts the instructions of the process it runs,
 and a database server's work happens in another process.
@@ -48,7 +50,10 @@ class InstructionCount:
     backend: str
     puts: int
     commits: int
+    #: The commit alone: what building its operations costs the child is taken off.
     per_commit: float
+    #: What the child spends per commit building the operations and metadata it commits.
+    harness_per_commit: float = 0.0
 
 
 def embedded(name: str) -> bool:
@@ -78,15 +83,21 @@ def count(backend: str, puts: int, commits: int, *, log: Callable[[str], None] =
             f"--instructions counts the instructions of lochkit's own process, and {backend} does "
             "its work in a server process; use an embedded backend (inmemory, rocksdb)"
         )
-    short = _instructions(backend, puts, commits)
-    long = _instructions(backend, puts, 2 * commits)
-    result = InstructionCount(backend, puts, commits, (long - short) / commits)
-    log(f"  {backend}, {puts}-put commits: {result.per_commit / 1e6:.2f} million instructions per commit")
+    with_commits = _instructions(backend, puts, 2 * commits) - _instructions(backend, puts, commits)
+    harness = _instructions(backend, puts, 2 * commits, commit=False) - _instructions(
+        backend, puts, commits, commit=False
+    )
+    result = InstructionCount(backend, puts, commits, (with_commits - harness) / commits, harness / commits)
+    log(
+        f"  {backend}, {puts}-put commits: {result.per_commit / 1e6:.2f} million instructions per commit "
+        f"(building the operations: {result.harness_per_commit / 1e6:.2f} million more, taken off)"
+    )
     return result
 
 
-def _instructions(backend: str, puts: int, commits: int) -> int:
-    """The instructions a child making ``commits`` measured commits executes, start to exit."""
+def _instructions(backend: str, puts: int, commits: int, *, commit: bool = True) -> int:
+    """The instructions a child making ``commits`` measured commits executes, start to exit;
+    with ``commit=False`` the child builds each commit's operations and metadata and commits none."""
     with tempfile.TemporaryDirectory(prefix="lochkit-callgrind-") as work:
         out = Path(work) / "callgrind.out"
         command = [
@@ -102,6 +113,7 @@ def _instructions(backend: str, puts: int, commits: int) -> int:
             str(puts),
             "--commits",
             str(commits),
+            *([] if commit else ["--no-commit"]),
         ]
         # One hash seed for every child, so dictionaries and sets do the same work in each.
         env = {**os.environ, "PYTHONHASHSEED": "0"}
@@ -117,14 +129,22 @@ def _instructions(backend: str, puts: int, commits: int) -> int:
         return int(found.group(1))
 
 
+_HARNESS_COLUMN: Final = "building its operations, taken off (millions)"
+
+
 def markdown(counts: Sequence[InstructionCount]) -> str:
-    lines = ["| backend | puts per commit | instructions per commit (millions) |", "|---|---|---|"]
-    lines += [f"| {c.backend} | {c.puts} | {c.per_commit / 1e6:.2f} |" for c in counts]
+    columns = ("backend", "puts per commit", "instructions per commit (millions)", _HARNESS_COLUMN)
+    lines = ["| " + " | ".join(columns) + " |", "|---|---|---|---|"]
+    lines += [
+        f"| {c.backend} | {c.puts} | {c.per_commit / 1e6:.2f} | {c.harness_per_commit / 1e6:.2f} |"
+        for c in counts
+    ]
     return "\n".join(lines) + "\n"
 
 
-def _commit(backend: str, puts: int, commits: int) -> None:
-    """The child: set-up, warm-up, then ``commits`` update commits through the object cache."""
+def _commit(backend: str, puts: int, commits: int, commit: bool = True) -> None:
+    """The child: set-up, warm-up, then ``commits`` update commits through the object cache (with
+    ``commit=False``: their operations and metadata built, as many times, and nothing committed)."""
     from loadgen.commit_bench import Bench
     from persist_spi.registry import backend_factory
     from persist_spi.versionstore.meta import CommitMeta
@@ -137,8 +157,12 @@ def _commit(backend: str, puts: int, commits: int) -> None:
         bench.initialize()
         tables = bench.fresh_branch("throughput", 100)
         target = branch(tables.name)
-        for n in range(WARMUP + commits):
+        for n in range(WARMUP):
             bench.store.commit(target, None, CommitMeta(f"commit {n}"), bench.operations(tables, n, puts))
+        for n in range(WARMUP, WARMUP + commits):
+            meta, operations = CommitMeta(f"commit {n}"), bench.operations(tables, n, puts)
+            if commit:
+                bench.store.commit(target, None, meta, operations)
     finally:
         adapter.close()
 
@@ -148,8 +172,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--backend", required=True)
     parser.add_argument("--puts", type=int, required=True)
     parser.add_argument("--commits", type=int, required=True)
+    parser.add_argument("--no-commit", action="store_true", help="build the operations, commit nothing")
     args = parser.parse_args(argv)
-    _commit(args.backend, args.puts, args.commits)
+    _commit(args.backend, args.puts, args.commits, commit=not args.no_commit)
 
 
 if __name__ == "__main__":

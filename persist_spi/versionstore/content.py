@@ -8,7 +8,7 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Final
+from typing import Any, ClassVar, Final
 
 from persist_spi.errors import CorruptData, InputError
 from persist_spi.keys import key_order
@@ -98,11 +98,26 @@ class Content:
             content_id = self.id
         if content_id is None:
             raise InputError(f"{self.TYPE_NAME} content needs a content id to be stored")
-        values = {name: getattr(self, name) for name in _stored_field_names(type(self))}
+        values: Mapping[str, Any]
+        if _fields_in_dict(type(self)):
+            # Read by field name as it is (extra entries, such as "id", are ignored): no copy.
+            values = self.__dict__
+        else:
+            values = {name: getattr(self, name) for name in _stored_field_names(type(self))}
         return encode_content(self.PAYLOAD, content_id, values)
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_IN_DICT: dict[type, bool] = {}
+
+
+def _fields_in_dict(cls: type) -> bool:
+    """Whether instances keep every field in ``__dict__``: no class of the hierarchy has slots (a
+    subclass with slots still has its base's ``__dict__``, without the fields kept in slots)."""
+    found = _IN_DICT.get(cls)
+    if found is None:
+        found = _IN_DICT[cls] = all("__slots__" not in vars(k) for k in cls.__mro__ if k is not object)
+    return found
 
 
 def _stored_field_names(cls: type) -> tuple[str, ...]:

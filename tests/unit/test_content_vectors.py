@@ -9,9 +9,10 @@ Nessie's bytes back to the same content.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -125,3 +126,24 @@ def test_what_nessies_message_cannot_carry_is_refused(content: Content, message:
 def test_undecodable_values_are_corrupt_data(payload: int, data: bytes, message: str) -> None:
     with pytest.raises(CorruptData, match=message):
         content_from_bytes(payload, "cid", data)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _SlottedTable(Content):
+    """A content class of a user's that keeps its fields in slots (its base still has a __dict__)."""
+
+    PAYLOAD: ClassVar[int] = 1
+    TYPE_NAME: ClassVar[str] = "ICEBERG_TABLE"
+
+    metadata_location: str = ""
+    snapshot_id: int = -1
+    schema_id: int = 0
+    spec_id: int = 0
+    sort_order_id: int = 0
+
+
+def test_a_content_class_keeping_its_fields_in_slots_stores_the_same_bytes() -> None:
+    plain = IcebergTable(id="cid", metadata_location="s3://b/t/v1.json", snapshot_id=42, schema_id=3)
+    slotted = _SlottedTable(id="cid", metadata_location="s3://b/t/v1.json", snapshot_id=42, schema_id=3)
+    assert slotted.to_bytes() == plain.to_bytes()
+    assert slotted.to_bytes("other") == plain.to_bytes("other")
