@@ -126,7 +126,7 @@ def measure_floor(
         raise ValueError("give operations or seconds")
     repository = new_scratch_id("bench-floor")
     try:
-        return _Measurement(adapter, repository, operations, seconds, warmup).run()
+        return FloorCalls(adapter, repository, operations, seconds, warmup).run()
     finally:
         adapter.erase_repositories([repository])
 
@@ -158,7 +158,10 @@ def repeat(
     return figures
 
 
-class _Measurement:
+class FloorCalls:
+    """The floor's calls on one adapter, in a scratch repository: :meth:`run` measures them all;
+    other benchmarks take single calls (:meth:`put_call`, :meth:`cas_calls`) to time them alike."""
+
     def __init__(
         self,
         adapter: BackendAdapter,
@@ -175,7 +178,7 @@ class _Measurement:
         self.stored: list[ObjId] = []
 
     def run(self) -> Floor:
-        calls = {"put": self._put, "read": self._read, "cas": self._cas_calls()}
+        calls = {"put": self.put_call, "read": self._read, "cas": self.cas_calls()}
         return Floor(
             {
                 name: repeat(
@@ -190,7 +193,8 @@ class _Measurement:
             }
         )
 
-    def _put(self, i: int) -> Callable[[], object]:
+    def put_call(self, i: int) -> Callable[[], object]:
+        """A call that inserts the ``i``-th new content value (its row built already)."""
         value = content_value(f"floor-{i}", 1, _table(i).to_bytes(f"floor-{i}"))
         encoded = self.adapter.layout.codec.encode(value)
         row = ObjRow(value.id, encoded.type_short_name, encoded.version_token, encoded.data, _micros())
@@ -216,7 +220,7 @@ class _Measurement:
 
         return call
 
-    def _cas_calls(self) -> Callable[[int], Callable[[], object]]:
+    def cas_calls(self) -> Callable[[int], Callable[[], object]]:
         """The reference is created with a full history, so every swap writes a row of a busy
         branch's size; each swap moves it to a new pointer and shifts the history by one."""
         config = StoreConfig()

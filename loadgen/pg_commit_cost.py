@@ -36,7 +36,9 @@ Configurations (set with ``ALTER SYSTEM`` and a reload, on one server):
 
 Every configuration is measured in turn, and the whole round is repeated ``--repeats`` times so
 that configurations interleave in time; cells are medians, with min-max when the repeats differ.
-The defaults take about 3.5 minutes on two cores; ``--repeats 1`` a third of that.
+The defaults take about 3 minutes on two cores, ``--repeats 1`` about one. Clock ticks are
+coarse (10 ms on most kernels): the tick-based server rows need the default thousands of calls,
+where the schedstat rows are exact at any length.
 
 What it touches: a private PostgreSQL server it starts itself (lochkit's local-process
 provisioner, in a work directory under ``$TMPDIR``), and in it a scratch repository of its own.
@@ -374,7 +376,7 @@ class Workload:
 
     def __init__(self, url: str) -> None:
         from loadgen.commit_bench import Bench
-        from loadgen.db_floor import _Measurement
+        from loadgen.db_floor import FloorCalls
         from persist_spi.logic.ownership import new_scratch_id
         from persist_spi.registry import backend_factory
 
@@ -386,8 +388,8 @@ class Workload:
             self.bench.initialize()
             self.tables = self.bench.fresh_branch("throughput", 100)
             # The floor's own calls, so that these rows are the ones the bench's floor writes.
-            self._floor = _Measurement(self.adapter, new_scratch_id("pg-commit-cost-floor"), None, None, 0)
-            self._cas = self._floor._cas_calls()
+            self._floor = FloorCalls(self.adapter, new_scratch_id("pg-commit-cost-floor"), None, None, 0)
+            self._cas = self._floor.cas_calls()
         except BaseException:
             self.adapter.close()
             raise
@@ -406,7 +408,7 @@ class Workload:
         if operation == "floor cas":
             return self._cas(n)
         if operation == "floor put":
-            return self._floor._put(n)
+            return self._floor.put_call(n)
         raise ValueError(f"unknown operation {operation!r}")
 
     def flush_stats(self) -> None:
@@ -567,6 +569,8 @@ def measure(
 
 @dataclass(frozen=True)
 class Options:
+    """What to measure: calls per cell, warm-up calls, rounds, and the configurations in order."""
+
     commits: int = DEFAULT_COMMITS
     floor_ops: int = DEFAULT_FLOOR_OPS
     warmup: int = DEFAULT_WARMUP

@@ -4,8 +4,9 @@ the official images through testcontainers (PostgreSQL, and CockroachDB as a gen
 The local cluster is throw-away: it lives in the run's work directory, listens on 127.0.0.1 only
 (no Unix socket, so nothing depends on socket directories or path lengths), and runs with
 ``fsync``, ``synchronous_commit`` and ``full_page_writes`` off because a crash would only lose
-test data. PostgreSQL refuses to run as root, so as root it runs as the ``postgres`` account that
-Debian's package creates.
+test data (:meth:`PostgresProvisioner.configurable_process` leaves them to its caller).
+PostgreSQL refuses to run as root, so as root it runs as the ``postgres`` account that Debian's
+package creates.
 """
 
 from __future__ import annotations
@@ -360,6 +361,15 @@ class PostgresProvisioner(ServerProvisioner):
     def restartable_process(self, backend: str, workdir: Path) -> PostgresProvisioned:
         return self._local(backend, workdir, CRASH_SAFE_SETTINGS)
 
+    def configurable_process(self, backend: str, workdir: Path) -> PostgresProvisioned:
+        """Like :meth:`local_process`, but with no durability settings on the server's command
+        line, so it starts with PostgreSQL's defaults (``fsync``, ``synchronous_commit`` and
+        ``full_page_writes`` on). Settings given on the command line outrank ``ALTER SYSTEM``;
+        without them a superuser connection (``admin_url``) can switch any of these with
+        ``ALTER SYSTEM SET`` and ``SELECT pg_reload_conf()``, for measurements that compare server
+        configurations on one instance. Stopping it deletes its data, as with :meth:`local_process`."""
+        return self._local(backend, workdir, {})
+
     def _local(self, backend: str, workdir: Path, durability: dict[str, str]) -> PostgresProvisioned:
         if backend != "postgres":
             raise ProvisioningFailed(f"{backend}: {cockroach_local()}")
@@ -381,11 +391,12 @@ class PostgresProvisioner(ServerProvisioner):
             with contextlib.suppress(OSError):
                 shutil.rmtree(removable)
 
+        settings = _settings_text(durability) or "default settings"  # none: configurable_process
         return PostgresProvisioned(
             backend,
             url,
             "local-process",
-            server=f"PostgreSQL {version}, local process from {bindir}, {_settings_text(durability)}",
+            server=f"PostgreSQL {version}, local process from {bindir}, {settings}",
             stop=stop,
             printable_url=_passfile_url(url, workdir / "lochkit.pgpass"),
             admin_url=admin_url,
