@@ -381,14 +381,20 @@ class DecodedIndexCache:
                 return found.copy()
             self.misses += 1
         decoded = deserialize_index(data)
-        self.put(data, decoded)
+        self.adopt(data, decoded)
         return decoded.copy()
 
     def put(self, data: bytes, index: StoreIndexImpl) -> None:
         """Remember an index whose serialised form is ``data`` (e.g. one just built and serialised)."""
+        if len(data) <= self._max_bytes // 4:
+            self.adopt(data, index.copy())
+
+    def adopt(self, data: bytes, index: StoreIndexImpl) -> None:
+        """:meth:`put` without the copy: the cache takes ``index`` over, and the caller must
+        neither use nor change it afterwards."""
         if len(data) > self._max_bytes // 4:
             return
-        pristine = index.copy()
+        pristine = index
         pristine._modified = False
         pristine._serialized = data
         pristine._original_size = len(data)

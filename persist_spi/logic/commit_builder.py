@@ -217,9 +217,11 @@ class CommitBuilder:
 
 
 def _serialize_and_remember(index: StoreIndexImpl) -> bytes:
-    """Serialise a new commit's index and keep it decoded: its child will read it next."""
+    """Serialise a new commit's index and keep it decoded: its child will read it next. The cache
+    takes the index over without a copy: it is the builder's own (``ParentStart.index``), and the
+    builder, used once, is done with it when the commit object is made."""
     data = index.serialize()
-    DECODED_INDEXES.put(data, index)
+    DECODED_INDEXES.adopt(data, index)
     return data
 
 
