@@ -126,6 +126,7 @@ BENCH_BACKENDS = (
     "bigtable",
     "cassandra",
     "dynamodb",
+    "mongodb",
 )
 
 
@@ -145,6 +146,25 @@ def test_the_side_by_side_snippet_has_the_comparisons_table() -> None:
         "| backend | scenario | object cache | Nessie commits/s | lochkit commits/s | lochkit / Nessie |"
     )
     assert "Medians of " in body
+
+
+def test_the_postgres_breakdown_has_a_table_per_operation_and_setting() -> None:
+    body = snippets.body(_snippet("pg-commit-cost.md"))
+    for operation in ("commit 1 put", "commit 10 puts", "floor cas", "floor put"):
+        assert f"### {operation}\n" in body
+    assert body.count("| per operation | bench | bench+sync | durable | durable-async |") == 4
+    assert re.search(r"^\| server CPU ms \| [\d.]+", body, re.M)
+
+
+@pytest.mark.parametrize("backend", ["inmemory", "rocksdb"])
+def test_the_instruction_counts_come_pure_and_compiled(backend: str) -> None:
+    pure, compiled = _snippet(f"instructions-{backend}.md"), _snippet(f"instructions-compiled-{backend}.md")
+    for text in (pure, compiled):
+        header = _header(snippets.body(text))
+        assert header.startswith("| backend | puts per commit | instructions per commit (millions) |")
+    # The provenance line names the kernel that was counted.
+    assert "lochkit pure Python._" in pure
+    assert "compiled with mypyc (" in compiled
 
 
 def test_the_report_scale_snippet_has_the_benchmarks_table() -> None:
