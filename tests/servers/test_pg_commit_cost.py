@@ -6,16 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from loadgen.pg_commit_cost import (
-    BACKEND,
-    COMMON_SETTINGS,
-    CONFIGS,
-    OPERATIONS,
-    PROC,
-    Options,
-    read_proc,
-    run,
-)
+from loadgen.pg_commit_cost.groups import BACKEND
+from loadgen.pg_commit_cost.measure import run
+from loadgen.pg_commit_cost.options import COMMON_SETTINGS, CONFIGS, OPERATIONS, Options
+from loadgen.pg_commit_cost.proc import PROC, read_proc
 from provisioning.servers.postgres import PROVISIONER
 from tests.servers.started import soon
 

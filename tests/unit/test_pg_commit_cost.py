@@ -12,20 +12,38 @@ from pathlib import Path
 import pytest
 
 from conformance import snippets
-from loadgen import pg_commit_cost as cost
-from loadgen.pg_commit_cost import (
+from loadgen.pg_commit_cost import cli
+from loadgen.pg_commit_cost.checks import (
+    binaries_problem,
+    check_machine,
+    parse_configs,
+    proc_problem,
+)
+from loadgen.pg_commit_cost.errors import CannotMeasure
+from loadgen.pg_commit_cost.groups import (
     BACKEND,
     EXITED,
     MONITOR,
+    MONITOR_APPLICATION,
+    OTHER,
     POSTMASTER,
     WALWRITER,
-    CannotMeasure,
-    ClientCost,
-    Options,
-    ProcCpu,
-    Sample,
-    ServerSnapshot,
+    roles,
 )
+from loadgen.pg_commit_cost.measure import Run, timed_calls
+from loadgen.pg_commit_cost.options import CONFIGS, NAME, OPERATIONS, Options
+from loadgen.pg_commit_cost.proc import (
+    PROC,
+    ProcCpu,
+    parse_schedstat,
+    parse_stat,
+    read_proc,
+    server_processes,
+)
+from loadgen.pg_commit_cost.sample import ClientCost, Sample, sample_of
+from loadgen.pg_commit_cost.saved import load_saved, shareable
+from loadgen.pg_commit_cost.snapshots import ServerSnapshot, lsn_bytes, server_cpu
+from loadgen.pg_commit_cost.tables import ROWS, spread, tables
 
 #: /proc/PID/stat of a PostgreSQL backend (its command name holds a space and parentheses): parent
 #: 700, utime 11 + stime 4 ticks, cutime 30 + cstime 12 ticks of reaped children.
@@ -46,19 +64,19 @@ def _process(proc: Path, pid: str, ppid: int, ticks: int, run_ns: int) -> None:
 
 
 def test_stat_fields_are_counted_after_the_command_name_whatever_it_holds() -> None:
-    assert cost.parse_stat(STAT) == (700, 15, 42)
+    assert parse_stat(STAT) == (700, 15, 42)
 
 
 def test_schedstat_gives_time_on_a_cpu_and_time_waiting_for_one() -> None:
-    assert cost.parse_schedstat(SCHEDSTAT) == (239174000, 1500)
+    assert parse_schedstat(SCHEDSTAT) == (239174000, 1500)
 
 
 def test_a_process_is_read_from_its_directory_and_a_gone_one_is_none(tmp_path: Path) -> None:
     (tmp_path / "4321").mkdir()
     (tmp_path / "4321" / "stat").write_text(STAT)
     (tmp_path / "4321" / "schedstat").write_text(SCHEDSTAT)
-    assert cost.read_proc(tmp_path / "4321") == (700, ProcCpu(15, 239174000, 1500, 42))
-    assert cost.read_proc(tmp_path / "4322") is None
+    assert read_proc(tmp_path / "4321") == (700, ProcCpu(15, 239174000, 1500, 42))
+    assert read_proc(tmp_path / "4322") is None
 
 
 def test_the_server_is_the_postmaster_and_its_children_only(tmp_path: Path) -> None:
@@ -67,13 +85,13 @@ def test_the_server_is_the_postmaster_and_its_children_only(tmp_path: Path) -> N
     _process(tmp_path, "702", 700, 7, 70)  # the WAL writer
     _process(tmp_path, "900", 1, 8, 80)  # someone else's process
     (tmp_path / "self").mkdir()  # not a process directory
-    found = cost.server_processes(700, tmp_path)
+    found = server_processes(700, tmp_path)
     assert sorted(found) == [700, 701, 702]
     assert found[702] == ProcCpu(7, 70, 7, 0)
 
 
 def test_the_real_proc_of_this_process_reads_and_has_a_parent() -> None:
-    read = cost.read_proc(cost.PROC / "self")
+    read = read_proc(PROC / "self")
     assert read is not None
     assert read[0] > 0
     assert read[1].run_ns > 0
@@ -88,9 +106,9 @@ def test_lochkit_connections_are_the_backend_and_other_processes_go_by_their_kin
         (702, "walwriter", ""),
         (703, "client backend", "psql"),
         (704, "autovacuum worker", ""),
-        (705, "client backend", cost.MONITOR_APPLICATION),
+        (705, "client backend", MONITOR_APPLICATION),
     ]
-    assert cost.roles(activity, postmaster=700, monitor=705) == {
+    assert roles(activity, postmaster=700, monitor=705) == {
         700: POSTMASTER,
         701: BACKEND,
         702: WALWRITER,
@@ -129,26 +147,26 @@ def test_server_cpu_is_the_difference_per_group_with_children_that_came_and_went
         },
         roles,
     )
-    used = cost.server_cpu(before, after)
+    used = server_cpu(before, after)
     assert used == {
         POSTMASTER: ProcCpu(1, 10, 0),
         BACKEND: ProcCpu(30, 300, 7),
         WALWRITER: ProcCpu(),
         EXITED: ProcCpu(ticks=7 - 4),  # the worker's ticks after the first snapshot
         MONITOR: ProcCpu(1, 10, 0),
-        cost.OTHER: ProcCpu(3, 30, 0),
+        OTHER: ProcCpu(3, 30, 0),
     }
 
 
 def test_idle_groups_other_than_backend_and_walwriter_are_left_out() -> None:
     processes = {700: ProcCpu(1, 1, 1), 701: ProcCpu(3, 3), 702: ProcCpu(4, 4), 710: ProcCpu(2, 2, 2)}
     same = _snapshot(processes, {700: POSTMASTER, 701: BACKEND, 702: WALWRITER, 710: "checkpointer"})
-    assert cost.server_cpu(same, same) == {BACKEND: ProcCpu(), WALWRITER: ProcCpu()}
+    assert server_cpu(same, same) == {BACKEND: ProcCpu(), WALWRITER: ProcCpu()}
 
 
 def test_a_wal_position_is_its_high_and_low_words() -> None:
-    assert cost.lsn_bytes("0/10") == 16
-    assert cost.lsn_bytes("16/B374D848") == (0x16 << 32) + 0xB374D848
+    assert lsn_bytes("0/10") == 16
+    assert lsn_bytes("16/B374D848") == (0x16 << 32) + 0xB374D848
 
 
 # --- the arithmetic ---------------------------------------------------------------------------------
@@ -189,7 +207,7 @@ def _sample(**changes: object) -> Sample:
 
 
 def _figures(sample: Sample) -> dict[str, float]:
-    return {title: figure(sample) for title, _, figure in cost.ROWS}
+    return {title: figure(sample) for title, _, figure in ROWS}
 
 
 def test_each_row_is_a_figure_per_operation() -> None:
@@ -234,9 +252,7 @@ def test_a_sample_is_the_difference_of_two_snapshots_less_the_statistics_read() 
     client = ClientCost(
         wall_s=0.5, window_s=0.6, cpu_s=0.2, thread_cpu_s=0.19, runqueue_s=0.01, voluntary_switches=99
     )
-    sample = cost.sample_of(
-        "durable", "floor cas", 100, client, before, after, (1.0, 2.0, 3.0), ticks_per_s=100
-    )
+    sample = sample_of("durable", "floor cas", 100, client, before, after, (1.0, 2.0, 3.0), ticks_per_s=100)
     assert sample.server[BACKEND] == {"cpu_s": 0.25, "run_s": 2.0, "runqueue_s": 0.005}
     assert POSTMASTER not in sample.server  # idle
     assert sample.wal_bytes == 0x200
@@ -246,10 +262,10 @@ def test_a_sample_is_the_difference_of_two_snapshots_less_the_statistics_read() 
 
 
 def test_cells_are_medians_with_the_range_when_repeats_differ() -> None:
-    assert cost.spread([3.0, 1.0, 2.0], ".1f") == "2.0 (1.0-3.0)"
-    assert cost.spread([2.0, 2.0], ".1f") == "2.0"
-    assert cost.spread([1234.5], ",.0f") == "1,234"
-    assert cost.spread([], ".1f") == "—"
+    assert spread([3.0, 1.0, 2.0], ".1f") == "2.0 (1.0-3.0)"
+    assert spread([2.0, 2.0], ".1f") == "2.0"
+    assert spread([1234.5], ",.0f") == "1,234"
+    assert spread([], ".1f") == "—"
 
 
 def test_the_tables_have_an_operation_each_a_row_per_figure_and_a_column_per_configuration() -> None:
@@ -259,11 +275,11 @@ def test_the_tables_have_an_operation_each_a_row_per_figure_and_a_column_per_con
         _sample(config="durable", wall_s=0.2),
         _sample(operation="floor cas", wall_s=0.01),
     ]
-    text = cost.tables(samples, ["bench", "durable"])
+    text = tables(samples, ["bench", "durable"])
     assert [line for line in text.splitlines() if line.startswith("### ")] == [
-        f"### {operation}" for operation in cost.OPERATIONS
+        f"### {operation}" for operation in OPERATIONS
     ]
-    assert text.count("| per operation | bench | durable |") == len(cost.OPERATIONS)
+    assert text.count("| per operation | bench | durable |") == len(OPERATIONS)
     first = text.split("### ")[1].splitlines()
     assert "| ops/s | 1,500 (1,000-2,000) | 500 |" in first
     assert "| wall ms | 0.750 (0.500-1.000) | 2.000 |" in first
@@ -274,7 +290,7 @@ def test_the_tables_have_an_operation_each_a_row_per_figure_and_a_column_per_con
 
 def test_options_count_commits_for_commits_and_floor_calls_for_the_floor() -> None:
     options = Options(commits=30, floor_ops=40, warmup=5, repeats=1, configs=("bench",))
-    assert [options.calls(op) for op in cost.OPERATIONS] == [30, 30, 40, 40]
+    assert [options.calls(op) for op in OPERATIONS] == [30, 30, 40, 40]
     assert options.describe() == "1 repeat of 30 commits and 40 floor calls per cell, after 5 warm-up calls"
 
 
@@ -285,7 +301,7 @@ def test_timed_calls_time_the_calls_and_not_their_preparation() -> None:
         made.append(len(made))
         return lambda: sum(range(1000))
 
-    client = cost.timed_calls(prepare, 25)
+    client = timed_calls(prepare, 25)
     assert len(made) == 25
     assert 0 < client.wall_s <= client.window_s
     assert client.cpu_s >= 0
@@ -296,8 +312,8 @@ def test_timed_calls_time_the_calls_and_not_their_preparation() -> None:
 
 
 def test_configurations_are_named_in_order_without_repeats() -> None:
-    assert cost.parse_configs("durable, bench,durable") == ("durable", "bench")
-    assert cost.parse_configs(",".join(cost.CONFIGS)) == tuple(cost.CONFIGS)
+    assert parse_configs("durable, bench,durable") == ("durable", "bench")
+    assert parse_configs(",".join(CONFIGS)) == tuple(CONFIGS)
 
 
 @pytest.mark.parametrize(
@@ -306,14 +322,14 @@ def test_configurations_are_named_in_order_without_repeats() -> None:
 )
 def test_an_unknown_or_missing_configuration_says_which_and_what_there_is(text: str, said: str) -> None:
     with pytest.raises(CannotMeasure) as refused:
-        cost.parse_configs(text)
+        parse_configs(text)
     message = str(refused.value)
     assert message.startswith(f"--configs {text!r}: {said}; ")
     assert "bench, bench+sync, durable, durable-async" in message
 
 
 def test_a_machine_without_proc_is_told_to_run_it_on_linux(tmp_path: Path) -> None:
-    problem = cost.proc_problem(tmp_path)
+    problem = proc_problem(tmp_path)
     assert problem is not None
     assert "run it on Linux" in problem
     assert str(tmp_path / "self" / "stat") in problem
@@ -322,14 +338,14 @@ def test_a_machine_without_proc_is_told_to_run_it_on_linux(tmp_path: Path) -> No
 def test_a_kernel_without_scheduler_statistics_is_named(tmp_path: Path) -> None:
     (tmp_path / "self").mkdir()
     (tmp_path / "self" / "stat").write_text(STAT)
-    problem = cost.proc_problem(tmp_path)
+    problem = proc_problem(tmp_path)
     assert problem is not None
     assert "CONFIG_SCHED_INFO" in problem
     assert "schedstat" in problem
 
 
 def test_this_machine_has_what_proc_must_give() -> None:
-    assert cost.proc_problem() is None
+    assert proc_problem() is None
 
 
 def test_missing_postgres_binaries_are_refused_with_how_to_install_them(
@@ -337,15 +353,15 @@ def test_missing_postgres_binaries_are_refused_with_how_to_install_them(
 ) -> None:
     monkeypatch.setattr("provisioning.servers.postgres.server_bindir", lambda: None)
     with pytest.raises(CannotMeasure) as refused:
-        cost.check_machine()
+        check_machine()
     message = str(refused.value)
-    assert message.startswith(f"{cost.NAME} cannot run here: ")
+    assert message.startswith(f"{NAME} cannot run here: ")
     assert "lochkit servers install postgres" in message
     assert "LOCHKIT_POSTGRES_BINDIR" in message
-    assert cost.binaries_problem(Path("bin")) is None
+    assert binaries_problem(Path("bin")) is None
 
 
-def _no_run(options: Options) -> cost.Run:
+def _no_run(options: Options) -> Run:
     raise AssertionError("a refused command line must start nothing")
 
 
@@ -360,11 +376,11 @@ def _no_run(options: Options) -> cost.Run:
 def test_a_refused_command_line_exits_2_with_one_line_and_starts_nothing(
     argv: list[str], said: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cost, "run", _no_run)
-    assert cost.main(argv) == 2
+    monkeypatch.setattr(cli, "run", _no_run)
+    assert cli.main(argv) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err.startswith(f"{cost.NAME}: ")
+    assert err.startswith(f"{NAME}: ")
     assert said in err
     assert err.count("\n") == 1
 
@@ -372,9 +388,9 @@ def test_a_refused_command_line_exits_2_with_one_line_and_starts_nothing(
 def test_a_machine_that_cannot_run_it_exits_2_before_starting_anything(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cost, "run", _no_run)
+    monkeypatch.setattr(cli, "run", _no_run)
     monkeypatch.setattr("provisioning.servers.postgres.server_bindir", lambda: None)
-    assert cost.main(["--configs", "bench"]) == 2
+    assert cli.main(["--configs", "bench"]) == 2
     assert "PostgreSQL's server binaries" in capsys.readouterr().err
 
 
@@ -394,7 +410,7 @@ def test_saved_runs_are_pooled_into_the_tables_and_the_snippet_names_no_director
         json.dumps({"samples": [asdict(_sample(wall_s=0.1)), asdict(_sample(config="durable"))]})
     )
     out = runs / "snippet.md"
-    assert cost.main(["--report", str(first), str(second), "--markdown-out", str(out)]) == 0
+    assert cli.main(["--report", str(first), str(second), "--markdown-out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "| ops/s | 1,500 (1,000-2,000) | 2,000 |" in printed
     snippet = out.read_text()
@@ -414,7 +430,7 @@ def test_paths_in_the_current_directory_stay_relative_ones_elsewhere_become_file
     monkeypatch.chdir(tmp_path)
     elsewhere = "/somewhere/else/out.md"
     argv = ["python", "--json", str(tmp_path / "a.json"), f"--markdown-out={elsewhere}", "--commits", "30"]
-    shared = cost.shareable(argv)
+    shared = shareable(argv)
     assert shared == [
         "python",
         "--json",
@@ -431,6 +447,6 @@ def test_a_file_that_is_not_a_saved_run_is_refused(tmp_path: Path, content: str,
     saved = tmp_path / "saved.json"
     saved.write_text(content)
     with pytest.raises(CannotMeasure, match=said):
-        cost.load_saved([saved])
+        load_saved([saved])
     with pytest.raises(CannotMeasure, match="no such file"):
-        cost.load_saved([tmp_path / "missing.json"])
+        load_saved([tmp_path / "missing.json"])
