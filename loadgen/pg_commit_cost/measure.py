@@ -3,11 +3,10 @@ configuration and repeat on the private server (:func:`run`)."""
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,15 +17,12 @@ from loadgen.pg_commit_cost.server import WatchedServer, private_server
 from loadgen.pg_commit_cost.workload import Workload
 
 
-@contextlib.contextmanager
-def frozen_heap() -> Iterator[None]:
-    """As the bench measures: what exists leaves the collector's view for the measured calls."""
+def freeze_heap() -> None:
+    """As the bench measures: what exists leaves the collector's view before the measured calls.
+    Never undone: ``gc.unfreeze`` would also hand back to the collector what the caller froze
+    itself (a test session, a benchmark), and a measurement process only goes on measuring."""
     gc.collect()
     gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def timed_calls(prepare: Callable[[], Callable[[], object]], ops: int) -> ClientCost:
@@ -34,21 +30,21 @@ def timed_calls(prepare: Callable[[], Callable[[], object]], ops: int) -> Client
     import resource  # Unix only: imported here, after the command has checked the platform
 
     wall = cpu = thread_cpu = 0.0
-    with frozen_heap():
-        usage0 = resource.getrusage(resource.RUSAGE_SELF)
-        thread0 = _own_thread()
-        start = time.perf_counter()
-        for _ in range(ops):
-            call = prepare()
-            t0, c0, th0 = time.perf_counter(), time.process_time(), time.thread_time()
-            call()
-            th1, c1, t1 = time.thread_time(), time.process_time(), time.perf_counter()
-            wall += t1 - t0
-            cpu += c1 - c0
-            thread_cpu += th1 - th0
-        window = time.perf_counter() - start
-        thread1 = _own_thread()
-        usage1 = resource.getrusage(resource.RUSAGE_SELF)
+    freeze_heap()
+    usage0 = resource.getrusage(resource.RUSAGE_SELF)
+    thread0 = _own_thread()
+    start = time.perf_counter()
+    for _ in range(ops):
+        call = prepare()
+        t0, c0, th0 = time.perf_counter(), time.process_time(), time.thread_time()
+        call()
+        th1, c1, t1 = time.thread_time(), time.process_time(), time.perf_counter()
+        wall += t1 - t0
+        cpu += c1 - c0
+        thread_cpu += th1 - th0
+    window = time.perf_counter() - start
+    thread1 = _own_thread()
+    usage1 = resource.getrusage(resource.RUSAGE_SELF)
     return ClientCost(
         wall,
         window,

@@ -450,3 +450,17 @@ def test_a_file_that_is_not_a_saved_run_is_refused(tmp_path: Path, content: str,
         load_saved([saved])
     with pytest.raises(CannotMeasure, match="no such file"):
         load_saved([tmp_path / "missing.json"])
+
+
+def test_timing_calls_leaves_what_the_caller_froze_frozen() -> None:
+    """The measurement freezes the heap as the bench does, and never unfreezes: that would hand a
+    test session's (or a benchmark's) own frozen objects back to the collector."""
+    import gc
+
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    calls: list[int] = []
+    cost = timed_calls(lambda: lambda: calls.append(1), 3)
+    assert calls == [1, 1, 1]
+    assert cost.wall_s >= 0
+    assert gc.get_freeze_count() >= frozen
