@@ -18,7 +18,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field, fields
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, Protocol
 
 from persist_spi.errors import InputError
 from persist_spi.layouts import LOCHKIT_LAYOUT, StorageLayout
@@ -297,7 +297,14 @@ def finish_store_and_swap(
     return InsertAndSwap(stored, adapter.update_ref(repo, expected, new))
 
 
-def target_row(rows: Sequence[ObjRow], pointer: bytes) -> int:
+class IdentifiedRow(Protocol):
+    """What :func:`target_row` reads of a row: its id (an ``ObjRow`` or a kept live object)."""
+
+    @property
+    def obj_id(self) -> bytes: ...
+
+
+def target_row(rows: Sequence[IdentifiedRow], pointer: bytes) -> int:
     """The position of the row ``pointer`` names (the swap's target); an InputError without one."""
     for i, row in enumerate(rows):
         if row.obj_id == pointer:

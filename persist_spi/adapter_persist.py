@@ -13,6 +13,7 @@ from persist_spi.config import INT_MAX, StoreConfig
 from persist_spi.errors import InputError, ObjTooLarge, RefAlreadyExists, RefConditionFailed, RefNotFound
 from persist_spi.ids import ObjId, trusted_obj_id
 from persist_spi.layouts import StorageLayout
+from persist_spi.live_objects import LIVE_OBJ_TYPES, LiveObjectStore, LiveObjRow
 from persist_spi.objs import CommitObj, GenericObj, IndexObj, Obj, UpdateableObj
 from persist_spi.objtypes import ObjType
 from persist_spi.persist import Persist, StoredAndMoved, is_fetchable
@@ -45,6 +46,17 @@ class AdapterPersist(Persist):
         self._clock = clock
         limit = adapter.capabilities.hard_object_size_limit
         self._hard_limit = INT_MAX if limit is None else limit
+        #: The adapter, where it keeps objects as themselves (persist_spi.live_objects). Not with
+        #: a size limit (checking it needs the bytes) nor with a codec given by a test (whose
+        #: bytes the test wants written).
+        self._live: LiveObjectStore | None = (
+            adapter
+            if isinstance(adapter, LiveObjectStore)
+            and adapter.takes_live_objects
+            and limit is None
+            and codec is None
+            else None
+        )
 
     @property
     def adapter(self) -> BackendAdapter:
@@ -69,17 +81,33 @@ class AdapterPersist(Persist):
         wanted = list(dict.fromkeys(i for i in ids if i is not None and is_fetchable(i)))
         if not wanted:
             return [None] * len(ids)
-        rows = self._adapter.fetch_objs(self._repo, wanted)
+        live = self._live
+        rows = (
+            self._adapter.fetch_objs(self._repo, wanted)
+            if live is None
+            else live.fetch_live_objs(self._repo, wanted)
+        )
         by_id: dict[bytes, Obj] = {}
         for row in rows:
             if row is None or (obj_type is not None and row.obj_type != obj_type.short_name):
                 continue
-            by_id[row.obj_id] = self._decode(row)
+            if isinstance(row, LiveObjRow):
+                kept = row.obj
+                by_id[row.obj_id] = (
+                    kept if kept.referenced == row.referenced else kept.with_referenced(row.referenced)
+                )
+            else:
+                by_id[row.obj_id] = self._decode(row)
         return [by_id.get(i) if i is not None else None for i in ids]
 
     def store_objs(
         self, objs: Sequence[Obj | None], ignore_soft_size_restrictions: bool = False
     ) -> list[bool]:
+        live = self._live
+        if live is not None:
+            kept, slots = self._rows_or_live(objs, ignore_soft_size_restrictions)
+            inserted = live.insert_live_objs(self._repo, kept) if kept else []
+            return [False if s is None else inserted[s] for s in slots]
         rows, slots = self._rows(objs, ignore_soft_size_restrictions)
         if not rows:
             return [False] * len(objs)
@@ -89,11 +117,19 @@ class AdapterPersist(Persist):
     def store_objs_and_update_reference(
         self, objs: Sequence[Obj], ref: Reference, new_pointer: ObjId
     ) -> StoredAndMoved:
-        rows, slots = self._rows(objs, False)
-        expected, updated = self._pointer_swap(ref, new_pointer)
-        inserted, swapped = self._adapter.insert_objs_and_update_ref(
-            self._repo, rows, expected, _to_row(updated, self._layout)
-        )
+        live = self._live
+        if live is None:
+            rows, slots = self._rows(objs, False)
+            expected, updated = self._pointer_swap(ref, new_pointer)
+            inserted, swapped = self._adapter.insert_objs_and_update_ref(
+                self._repo, rows, expected, _to_row(updated, self._layout)
+            )
+        else:
+            kept, slots = self._rows_or_live(objs, False)
+            expected, updated = self._pointer_swap(ref, new_pointer)
+            inserted, swapped = live.insert_live_objs_and_update_ref(
+                self._repo, kept, expected, _to_row(updated, self._layout)
+            )
         stored = [False if s is None else inserted[s] for s in slots]
         if swapped is None:
             return StoredAndMoved(stored, None)
@@ -118,6 +154,33 @@ class AdapterPersist(Persist):
             slots.append(len(rows))
             rows.append(self._encode(obj, now, ignore_soft_size_restrictions))
         return rows, slots
+
+    def _rows_or_live(
+        self, objs: Sequence[Obj | None], ignore_soft_size_restrictions: bool
+    ) -> tuple[list[ObjRow | LiveObjRow], list[int | None]]:
+        """:meth:`_rows` for an adapter that keeps objects live: an object of a type it may keep
+        is checked as it would be and not serialised; the others become rows."""
+        now = self._clock.micros()
+        kept: list[ObjRow | LiveObjRow] = []
+        slots: list[int | None] = []
+        seen: set[bytes] = set()
+        for obj in objs:
+            if obj is None or obj.id in seen:
+                slots.append(None)
+                continue
+            seen.add(obj.id)
+            slots.append(len(kept))
+            type_name = LIVE_OBJ_TYPES.get(type(obj))
+            if type_name is None:
+                kept.append(self._encode(obj, now, ignore_soft_size_restrictions))
+                continue
+            obj_id = obj.id
+            if not isinstance(obj_id, ObjId) or not obj_id:
+                raise InputError(f"{type(obj).__name__} has no id; derive it before storing")
+            if not ignore_soft_size_restrictions:
+                self._check_soft_limits(obj)
+            kept.append(LiveObjRow(obj_id, type_name, None, obj, now))
+        return kept, slots
 
     def upsert_objs(self, objs: Sequence[Obj | None]) -> None:
         now = self._clock.micros()

@@ -122,7 +122,7 @@ def _commit_size(c: CommitObj) -> int | None:
         + 3 * _SCALAR_SIZE  # referenced, created, seq
         + tail
         + parents
-        + 1 + sum(len(name) + len(v) + 2 for name, v in headers.pairs())
+        + 1 + headers.pairs_size()
         + len(message) + 1
         + len(index) + 1
         + (_SCALAR_SIZE if ref is None else len(ref) + 1)

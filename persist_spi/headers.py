@@ -34,6 +34,14 @@ class CommitHeaders(Mapping[str, tuple[str, ...]]):
             merged.setdefault(name.lower(), []).extend(values)
         self._map: dict[str, tuple[str, ...]] = {n: tuple(v) for n, v in merged.items()}
 
+    @classmethod
+    def from_lowercase(cls, headers: dict[str, tuple[str, ...]]) -> CommitHeaders:
+        """Headers from a dict whose names are lowercase already, each with its values; the dict
+        is taken over (the caller must not change it)."""
+        made = cls()
+        made._map = headers
+        return made
+
     def __getitem__(self, name: str) -> tuple[str, ...]:
         return self._map[name.lower()]
 
@@ -67,6 +75,15 @@ class CommitHeaders(Mapping[str, tuple[str, ...]]):
 
     def with_header(self, name: str, value: str) -> CommitHeaders:
         return CommitHeaders([*self.pairs(), (name, value)])
+
+    def pairs_size(self) -> int:
+        """The characters of every name and value, and two per pair: about what the headers take
+        serialised (the object cache's weight of a commit)."""
+        total = 0
+        for name, values in self._map.items():
+            for value in values:
+                total += len(name) + len(value) + 2
+        return total
 
     def pairs(self) -> Iterator[tuple[str, str]]:
         for name, values in self._map.items():

@@ -6,12 +6,20 @@ import threading
 from collections.abc import Collection, Iterator, Sequence
 
 from backends.inmemory.capabilities import CAPABILITIES
-from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
+from persist_spi.adapter import BackendAdapter, Capabilities, InsertAndSwap, ObjRow, RefRow, target_row
 from persist_spi.layouts import LOCHKIT_LAYOUT, StorageLayout
+from persist_spi.live_objects import LiveObjectStore, LiveObjRow, as_row
+
+#: Where a subclass changes how rows are stored or read, the core hands it rows only.
+_ROW_METHODS = ("fetch_objs", "insert_objs", "insert_objs_and_update_ref", "scan_objs", "update_ref")
 
 
-class InMemoryAdapter(BackendAdapter):
-    """Two dicts behind one lock. Every operation is atomic because it runs entirely under the lock."""
+class InMemoryAdapter(BackendAdapter, LiveObjectStore):
+    """Two dicts behind one lock. Every operation is atomic because it runs entirely under the lock.
+
+    Objects the core stores are kept as themselves (:mod:`persist_spi.live_objects`), as Nessie's
+    in-memory backend keeps them; rows given to :meth:`insert_objs` are kept as rows. Either is
+    answered as a row by :meth:`fetch_objs` and :meth:`scan_objs`, serialised by the layout's codec."""
 
     name = "inmemory"
 
@@ -21,7 +29,7 @@ class InMemoryAdapter(BackendAdapter):
         # core writes (a quick way to run the suites over Nessie's object codec).
         self._layout = layout
         self._refs: dict[tuple[str, str], RefRow] = {}
-        self._objs: dict[tuple[str, bytes], ObjRow] = {}
+        self._objs: dict[tuple[str, bytes], ObjRow | LiveObjRow] = {}
         self._lock = threading.Lock()
 
     @property
@@ -47,13 +55,16 @@ class InMemoryAdapter(BackendAdapter):
             return self._refs.setdefault((repo, row.name), row) is row
 
     def update_ref(self, repo: str, expected: RefRow, new: RefRow) -> bool:
-        key = (repo, expected.name)
         with self._lock:
-            current = self._refs.get(key)
-            if current is None or not current.same_condition(expected):
-                return False
-            self._refs[key] = new
-            return True
+            return self._update_ref_locked(repo, expected, new)
+
+    def _update_ref_locked(self, repo: str, expected: RefRow, new: RefRow) -> bool:
+        key = (repo, expected.name)
+        current = self._refs.get(key)
+        if current is None or not current.same_condition(expected):
+            return False
+        self._refs[key] = new
+        return True
 
     def delete_ref(self, repo: str, expected: RefRow) -> bool:
         key = (repo, expected.name)
@@ -67,21 +78,46 @@ class InMemoryAdapter(BackendAdapter):
     # --- objects ---------------------------------------------------------------------------------
 
     def fetch_objs(self, repo: str, ids: Sequence[bytes]) -> list[ObjRow | None]:
+        codec = self._layout.codec
+        return [None if kept is None else as_row(kept, codec) for kept in self.fetch_live_objs(repo, ids)]
+
+    def fetch_live_objs(self, repo: str, ids: Sequence[bytes]) -> list[ObjRow | LiveObjRow | None]:
         with self._lock:
             return [self._objs.get((repo, i)) for i in ids]
 
     def insert_objs(self, repo: str, rows: Sequence[ObjRow]) -> list[bool]:
-        result = []
+        return self.insert_live_objs(repo, rows)
+
+    def insert_live_objs(self, repo: str, rows: Sequence[ObjRow | LiveObjRow]) -> list[bool]:
         with self._lock:
-            for row in rows:
-                key = (repo, row.obj_id)
-                current = self._objs.get(key)
-                if current is None:
-                    self._objs[key] = row
-                    result.append(True)
-                else:
-                    self._objs[key] = current._replace(referenced=row.referenced)
-                    result.append(False)
+            return self._insert_locked(repo, rows)
+
+    def insert_live_objs_and_update_ref(
+        self, repo: str, rows: Sequence[ObjRow | LiveObjRow], expected: RefRow, new: RefRow
+    ) -> InsertAndSwap:
+        target = target_row(rows, new.pointer)  # before writing: a call without its target is refused
+        with self._lock:
+            inserted = self._insert_locked(repo, rows)
+            if not inserted[target]:
+                return InsertAndSwap(inserted, None)
+            return InsertAndSwap(inserted, self._update_ref_locked(repo, expected, new))
+
+    @property
+    def takes_live_objects(self) -> bool:
+        cls = type(self)
+        return all(getattr(cls, name) is getattr(InMemoryAdapter, name) for name in _ROW_METHODS)
+
+    def _insert_locked(self, repo: str, rows: Sequence[ObjRow | LiveObjRow]) -> list[bool]:
+        result = []
+        for row in rows:
+            key = (repo, row.obj_id)
+            current = self._objs.get(key)
+            if current is None:
+                self._objs[key] = row
+                result.append(True)
+            else:
+                self._objs[key] = current._replace(referenced=row.referenced)
+                result.append(False)
         return result
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
@@ -131,12 +167,14 @@ class InMemoryAdapter(BackendAdapter):
 
     def scan_objs(self, repo: str, types: frozenset[str] | None) -> Iterator[ObjRow]:
         with self._lock:  # a snapshot, so concurrent writers cannot break the iteration
-            rows = [
+            kept = [
                 r
                 for (rp, _), r in self._objs.items()
                 if rp == repo and (types is None or r.obj_type in types)
             ]
-        yield from rows
+        codec = self._layout.codec
+        for row in kept:
+            yield as_row(row, codec)
 
     def erase_repositories(self, repos: Collection[str]) -> None:
         wanted = set(repos)

@@ -11,6 +11,7 @@ from collections.abc import Collection, Iterator, Sequence
 
 from conformance.mutants.base import BrokenInMemory
 from persist_spi.adapter import InsertAndSwap, ObjRow, RefRow
+from persist_spi.live_objects import as_row
 
 
 class InsertReportsNotCreated(BrokenInMemory):
@@ -286,7 +287,8 @@ class ScanByRepositoryPrefix(BrokenInMemory):
                 for (rp, _), r in self._objs.items()
                 if rp.startswith(repo) and (types is None or r.obj_type in types)
             ]
-        yield from rows
+        for row in rows:
+            yield as_row(row, self.layout.codec)
 
 
 class EraseFirstRepositoryOnly(BrokenInMemory):

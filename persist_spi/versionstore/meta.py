@@ -33,6 +33,8 @@ class CommitMeta:
         otherwise identical commits get different ids. Added in the order Nessie adds them
         (properties first), which decides the hash order of names sharing a bucket of Java's
         ``HashMap`` (:mod:`persist_spi.java_order`)."""
+        if not self.properties and not self.all_properties:
+            return CommitHeaders.from_lowercase(self._reserved_headers(now))
         pairs: list[tuple[str, str]] = []
         for name, values in self.merged_properties().items():
             if name.lower() in _RESERVED:
@@ -46,6 +48,22 @@ class CommitMeta:
         pairs += [("author", a) for a in self.authors]
         pairs += [("signed-off-by", s) for s in self.signed_off_by]
         return CommitHeaders(pairs)
+
+    def _reserved_headers(self, now: datetime.datetime) -> dict[str, tuple[str, ...]]:
+        """The headers of a commit without properties, by lowercase name, in the order
+        :meth:`to_headers` adds them (the common case, built without the general merge)."""
+        commit_time = _iso(now)
+        headers: dict[str, tuple[str, ...]] = {
+            "date": (commit_time,),
+            "author-date": (commit_time if self.author_time is None else _iso(self.author_time),),
+        }
+        if self.committer:
+            headers["committer"] = (self.committer,)
+        if self.authors:
+            headers["author"] = tuple(self.authors)
+        if self.signed_off_by:
+            headers["signed-off-by"] = tuple(self.signed_off_by)
+        return headers
 
     def merged_properties(self) -> dict[str, tuple[str, ...]]:
         """Every property with all its values. A ``properties`` value replaces the values of the
@@ -101,17 +119,14 @@ def commit_time_of(commit: CommitObj) -> datetime.datetime:
 def _iso(value: datetime.datetime) -> str:
     """As Java's ``Instant.toString`` writes it (Nessie's header value, hashed into the commit id):
     the fraction in groups of three digits, none when whole seconds."""
-    # One isoformat call and a slice: every commit writes this, and ``replace`` on a datetime
-    # costs more than the formatting itself.
+    # One isoformat call without arguments and a slice: every commit writes this. isoformat gives
+    # no fraction for whole seconds and six digits otherwise; whole milliseconds keep three.
     utc = value if value.tzinfo is datetime.UTC else value.astimezone(datetime.UTC)
+    text = utc.isoformat()  # a UTC time ends in "+00:00"
     micros = utc.microsecond
-    if micros == 0:
-        spec = "seconds"
-    elif micros % 1000 == 0:
-        spec = "milliseconds"
-    else:
-        spec = "microseconds"
-    return utc.isoformat(timespec=spec)[:-6] + "Z"  # a UTC time ends in "+00:00"
+    if micros == 0 or micros % 1000:
+        return text[:-6] + "Z"
+    return text[:-9] + "Z"
 
 
 def _parse(value: str | None) -> datetime.datetime | None:

@@ -28,6 +28,7 @@ from persist_spi.config import StoreConfig
 from persist_spi.errors import LochkitError
 from persist_spi.kernel import describe
 from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT
+from persist_spi.live_objects import as_row
 from persist_spi.logic import reference_logic, repository_logic
 from persist_spi.versionstore.content import (
     UDF,
@@ -184,7 +185,10 @@ def digests(seed: int) -> list[list[str]]:
         with _seeded_time(seed) as clock:
             adapter = _history(seed, nessie_layout, clock)
         layout = "nessie" if nessie_layout else "lochkit"
-        for (_, obj_id), row in adapter._objs.items():
+        for (_, obj_id), kept in adapter._objs.items():
+            # The bytes the store answers for the object (objects the core stored are kept live
+            # and serialised when read, by the layout's codec).
+            row = as_row(kept, adapter.layout.codec)
             rows.append([layout, "obj", obj_id.hex(), row.obj_type, hashlib.sha256(row.data).hexdigest()])
         for (_, name), ref in adapter._refs.items():
             rows.append([layout, "ref", name, bytes(ref.pointer).hex(), str(ref.deleted)])

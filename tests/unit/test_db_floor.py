@@ -13,6 +13,7 @@ from loadgen.commit_bench import Figures, Results, floor_table, markdown
 from loadgen.db_floor import OPERATIONS, Floor, FloorMeasurementError, OperationFigures, measure_floor, share
 from loadgen.nessie_compare import Comparison, Row, floor_ratios
 from persist_spi.adapter import ObjRow, RefRow
+from persist_spi.live_objects import LiveObjRow
 from persist_spi.logic.ownership import is_scratch
 
 OTHER = "someone-elses-repository"
@@ -61,7 +62,7 @@ class Recording(InMemoryAdapter):
 
 def _with_other_repository(
     adapter: InMemoryAdapter,
-) -> tuple[dict[tuple[str, str], RefRow], dict[tuple[str, bytes], ObjRow]]:
+) -> tuple[dict[tuple[str, str], RefRow], dict[tuple[str, bytes], ObjRow | LiveObjRow]]:
     """Another repository's rows, stored before the floor runs; returns a copy of the store."""
     adapter.insert_ref(OTHER, RefRow("refs/heads/main", b"\1" * 32, False, 1, None, b""))
     adapter.insert_objs(OTHER, [ObjRow(b"\2" * 32, "c", None, b"data", 1)])
