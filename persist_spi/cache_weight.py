@@ -96,9 +96,16 @@ def _fields_if_frozen(cls: type) -> tuple[str, ...] | None:
 
 
 def _ids_size(ids: Any) -> int | None:
-    if type(ids) is not tuple or not _SIZED.issuperset(map(type, ids)):
+    if type(ids) is not tuple:
         return None
-    return 1 + len(ids) + sum(map(len, ids))
+    # One loop, not a set of the items' types and a sum: compiled, it is several times cheaper
+    # for the tail of ids every commit carries.
+    total = 1 + len(ids)
+    for item in ids:
+        if type(item) not in _SIZED:
+            return None
+        total += len(item)
+    return total
 
 
 def _commit_size(c: CommitObj) -> int | None:
