@@ -94,29 +94,39 @@ def _ext_hook(code: int, data: bytes) -> Any:
 
 
 _FORMAT_V1_BYTE: Final = bytes([FORMAT_V1])
-_packers = threading.local()
 
 
-def _packer() -> msgpack.Packer:
-    """This thread's packer. ``msgpack.packb`` builds a new Packer per call, which costs several
-    times the packing of a small object; a Packer is not thread-safe, hence one per thread."""
-    try:
-        packer: msgpack.Packer = _packers.packer
-    except AttributeError:
-        # ObjId is a bytes subclass, so plain ``bytes`` handling would swallow it; strict_types
-        # routes subclasses through ``_default``.
-        packer = _packers.packer = msgpack.Packer(default=_default, use_bin_type=True, strict_types=True)
-    return packer
+class PerThreadPacker:
+    """msgpack packing through one ``msgpack.Packer`` per thread. ``msgpack.packb`` builds a new
+    Packer per call, which costs several times the packing of a small object; a Packer is not
+    thread-safe, hence one per thread."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._local = threading.local()
+
+    def pack(self, value: Any) -> bytes:
+        local = self._local
+        try:
+            packer: msgpack.Packer = local.packer
+        except AttributeError:
+            packer = local.packer = msgpack.Packer(**self._options)
+        try:
+            packed: bytes = packer.pack(value)
+        except BaseException:
+            # A failed pack may leave partial output in the packer's buffer: start the next one clean.
+            local.__dict__.pop("packer", None)
+            raise
+        return packed
+
+
+# ObjId is a bytes subclass, so plain ``bytes`` handling would swallow it; strict_types routes
+# subclasses through ``_default``.
+_PACKER: Final = PerThreadPacker(default=_default, use_bin_type=True, strict_types=True)
 
 
 def _pack(value: Any) -> bytes:
-    try:
-        packed: bytes = _packer().pack(value)
-    except BaseException:
-        # A failed pack may leave partial output in the packer's buffer: start the next one clean.
-        _packers.__dict__.pop("packer", None)
-        raise
-    return _FORMAT_V1_BYTE + packed
+    return _FORMAT_V1_BYTE + _PACKER.pack(value)
 
 
 def _unpack(data: bytes) -> Any:

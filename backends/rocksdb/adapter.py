@@ -18,13 +18,17 @@ import shutil
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backends.rocksdb.capabilities import CAPABILITIES
 from backends.rocksdb.schema import refuse_foreign_families
 from backends.rocksdb.statements import prefix_end, row_format
-from persist_spi.adapter import BackendAdapter, Capabilities, ObjRow, RefRow
+from persist_spi.adapter import BackendAdapter, Capabilities, InsertAndSwap, ObjRow, RefRow, target_row
 from persist_spi.errors import BackendUnavailable
 from persist_spi.layouts import LOCHKIT_LAYOUT, NESSIE_LAYOUT, StorageLayout
+
+if TYPE_CHECKING:
+    from rocksdict import WriteBatch
 
 _LOCK_STRIPES = 64
 _FETCH_CHUNK = 1000
@@ -105,6 +109,7 @@ class RocksDBAdapter(BackendAdapter):
         self._refs = self._db.get_column_family(rows.refs_family)
         self._objs = self._db.get_column_family(rows.objs_family)
         self._objs_handle = self._db.get_column_family_handle(rows.objs_family)
+        self._refs_handle = self._db.get_column_family_handle(rows.refs_family)
         self._write_batch = WriteBatch
         self._locks = [threading.Lock() for _ in range(_LOCK_STRIPES)]
         self._closed = False
@@ -138,7 +143,7 @@ class RocksDBAdapter(BackendAdapter):
             return
         self._closed = True
         # RocksDB keeps its directory lock while any column-family handle is alive: drop them first.
-        del self._refs, self._objs, self._objs_handle
+        del self._refs, self._objs, self._objs_handle, self._refs_handle
         gc.collect()
         self._db.close()
         del self._db
@@ -206,27 +211,67 @@ class RocksDBAdapter(BackendAdapter):
         keys (taken in stripe order, so concurrent callers cannot deadlock)."""
         prefix = self._rows.repo_prefix(repo)
         keys = [prefix + row.obj_id for row in rows]
-        locks = [self._locks[i] for i in sorted({self._stripe(k) for k in keys})]
-        for lock in locks:
-            lock.acquire()
+        locks = self._locked(keys)
         try:
-            raws: list[bytes | None] = self._objs.get(keys)  # type: ignore[assignment,arg-type]
             batch = self._write_batch(raw_mode=True)
-            result = []
-            for key, row, raw in zip(keys, rows, raws, strict=True):
-                if raw is None:
-                    batch.put(key, self._rows.pack_obj(row), self._objs_handle)
-                    result.append(True)
-                else:
-                    # The stored object stays; only its ``referenced`` takes the new value.
-                    restamped = self._rows.restamped_obj(row.obj_id, raw, row.referenced)
-                    batch.put(key, restamped, self._objs_handle)
-                    result.append(False)
+            inserted = self._stage_objs(batch, keys, rows)
             self._db.write(batch)
-            return result
+            return inserted
         finally:
             for lock in locks:
                 lock.release()
+
+    def insert_objs_and_update_ref(
+        self, repo: str, rows: Sequence[ObjRow], expected: RefRow, new: RefRow
+    ) -> InsertAndSwap:
+        """The objects and the swap in one write batch, under the lock stripes of every key they
+        touch. RocksDB applies a batch whole or not at all, so the reference and the objects it
+        needs become visible together (never the reference alone), a failed swap writes the
+        objects alone, and a commit costs one write (one WAL sync with ``sync=true``), not two."""
+        target = target_row(rows, new.pointer)  # before writing: a call without its target is refused
+        prefix = self._rows.repo_prefix(repo)
+        keys = [prefix + row.obj_id for row in rows]
+        ref_key = prefix + expected.name.encode("utf-8")
+        locks = self._locked([*keys, ref_key])
+        try:
+            batch = self._write_batch(raw_mode=True)
+            inserted = self._stage_objs(batch, keys, rows)
+            swapped: bool | None = None
+            if inserted[target]:
+                raw = self._refs.get(ref_key)
+                swapped = raw is not None and self._rows.unpack_ref(expected.name, raw).same_condition(
+                    expected
+                )
+                if swapped:
+                    batch.put(ref_key, self._rows.pack_ref(new), self._refs_handle)
+            self._db.write(batch)
+            return InsertAndSwap(inserted, swapped)
+        finally:
+            for lock in locks:
+                lock.release()
+
+    def _locked(self, keys: Sequence[bytes]) -> list[threading.Lock]:
+        """The lock stripes of ``keys``, acquired in stripe order (so concurrent callers cannot
+        deadlock); the caller releases them."""
+        locks = [self._locks[i] for i in sorted({self._stripe(k) for k in keys})]
+        for lock in locks:
+            lock.acquire()
+        return locks
+
+    def _stage_objs(self, batch: WriteBatch, keys: Sequence[bytes], rows: Sequence[ObjRow]) -> list[bool]:
+        """Put every row into ``batch`` insert-if-absent (under the caller's locks): a new row as
+        given, an existing one with only its ``referenced`` renewed. Answers which were new."""
+        raws: list[bytes | None] = self._objs.get(keys)  # type: ignore[assignment,arg-type]
+        inserted = []
+        for key, row, raw in zip(keys, rows, raws, strict=True):
+            if raw is None:
+                batch.put(key, self._rows.pack_obj(row), self._objs_handle)
+                inserted.append(True)
+            else:
+                # The stored object stays; only its ``referenced`` takes the new value.
+                batch.put(key, self._rows.restamped_obj(row.obj_id, raw, row.referenced), self._objs_handle)
+                inserted.append(False)
+        return inserted
 
     def upsert_objs(self, repo: str, rows: Sequence[ObjRow]) -> None:
         prefix = self._rows.repo_prefix(repo)

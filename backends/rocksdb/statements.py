@@ -21,6 +21,7 @@ from typing import Final, NamedTuple
 import msgpack
 
 from persist_spi.adapter import ObjRow, RefRow
+from persist_spi.codec import PerThreadPacker
 from persist_spi.layouts import NESSIE_LAYOUT, StorageLayout
 from persist_spi.nessie_codec import column_obj_data, obj_frame, restamped_obj_value, stored_obj_value
 from persist_spi.nessie_ref_rows import ref_row_of_proto, ref_row_proto
@@ -40,16 +41,35 @@ class ObjVersion(NamedTuple):
     referenced: int
 
 
+#: Every commit packs two or more values; a kept Packer is about five times faster than ``packb``.
+_PACKER: Final = PerThreadPacker(use_bin_type=True)
+#: Repositories whose key prefix is remembered; a process works with a handful.
+_MAX_PREFIXES: Final = 1024
+
+
 class RowFormat:
     """lochkit's own keys and values; :class:`NessieRowFormat` overrides what Nessie's differ in."""
 
     refs_family = "refs"
     objs_family = "objs"
 
+    def __init__(self) -> None:
+        self._prefixes: dict[str, bytes] = {}
+
     def repository_id_problem(self, repo: str) -> str | None:
         return None
 
     def repo_prefix(self, repo: str) -> bytes:
+        """The key prefix of ``repo``'s rows; built once per repository (every call of the
+        adapter needs it)."""
+        prefix = self._prefixes.get(repo)
+        if prefix is None:
+            if len(self._prefixes) >= _MAX_PREFIXES:
+                self._prefixes = {}
+            prefix = self._prefixes[repo] = self._make_prefix(repo)
+        return prefix
+
+    def _make_prefix(self, repo: str) -> bytes:
         raw = repo.encode("utf-8")
         return struct.pack(">H", len(raw)) + raw
 
@@ -59,21 +79,16 @@ class RowFormat:
         return key[2 : 2 + length].decode("utf-8")
 
     def pack_ref(self, row: RefRow) -> bytes:
-        packed: bytes = msgpack.packb(
-            [row.pointer, row.deleted, row.created_at_micros, row.extended_info, row.previous_pointers],
-            use_bin_type=True,
+        return _PACKER.pack(
+            [row.pointer, row.deleted, row.created_at_micros, row.extended_info, row.previous_pointers]
         )
-        return packed
 
     def unpack_ref(self, name: str, raw: bytes) -> RefRow:
         pointer, deleted, created, ext, prev = msgpack.unpackb(raw)
         return RefRow(name, pointer, deleted, created, ext, prev)
 
     def pack_obj(self, row: ObjRow) -> bytes:
-        packed: bytes = msgpack.packb(
-            [row.obj_type, row.version_token, row.referenced, row.data], use_bin_type=True
-        )
-        return packed
+        return _PACKER.pack([row.obj_type, row.version_token, row.referenced, row.data])
 
     def unpack_obj(self, obj_id: bytes, raw: bytes) -> ObjRow:
         obj_type, token, referenced, data = msgpack.unpackb(raw)
@@ -107,7 +122,7 @@ class NessieRowFormat(RowFormat):
             )
         return None
 
-    def repo_prefix(self, repo: str) -> bytes:
+    def _make_prefix(self, repo: str) -> bytes:
         return (repo + ":").encode("utf-8")
 
     def repo_of_key(self, key: bytes) -> str:
