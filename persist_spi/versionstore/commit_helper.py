@@ -73,19 +73,42 @@ class CommitHelper:
         """Compare-and-swap the branch; a lost race retries the whole attempt on the new head."""
         self._settle_move(ref, new_head, lambda: self.persist.update_reference_pointer(ref, new_head))
 
-    def store_and_move_branch(self, ref: Reference, commit: CommitObj, objects: Sequence[Obj]) -> None:
+    def store_and_move_branch(
+        self,
+        ref: Reference,
+        commit: CommitObj,
+        objects: Sequence[Obj],
+        stored_ids: set[ObjId] | None = None,
+    ) -> None:
         """Store ``commit`` with the ``objects`` it needs and move the branch onto it, as one call
         (one round trip where the database allows it). Two steps instead when the commit's index
         must be spilled first, or when the commit's id existed already: the combined call never
         moves a branch onto an object it did not write, so an existing one is read and compared
-        here first (the same commit from an earlier attempt, or a hash collision, refused)."""
+        here first (the same commit from an earlier attempt, or a hash collision, refused).
+
+        ``stored_ids`` takes the ids of ``objects`` once they are known to be stored: also when the
+        swap is lost, since a lost swap leaves them stored (the Persist contract), so that the
+        retry builds on them without sending them again. Sending them again is not free: each
+        existing object takes a new ``referenced`` timestamp, an update by id, which costs a scan
+        of the whole objects collection on FerretDB 1.x (docs/backends/mongodb.md) and, there,
+        made every retry of a two-writer benchmark hold the write lock for hundreds of ms. After
+        an unknown outcome nothing is recorded: the objects may not have been written."""
+
+        def remember_stored() -> None:
+            if stored_ids is not None:
+                stored_ids.update(o.id for o in objects)
 
         def store_and_swap() -> Reference:
             try:
                 outcome = self.persist.store_objs_and_update_reference([*objects, commit], ref, commit.id)
             except ObjTooLarge:
                 stored = self.commits.store_commit(commit, objects)  # spills, then stores
+                remember_stored()
+            except RefConditionFailed:
+                remember_stored()
+                raise
             else:
+                remember_stored()
                 if outcome.moved is not None:
                     return outcome.moved
                 stored = self.commits.judge_existing(commit)

@@ -312,8 +312,7 @@ class VersionStore:
         self.helper.move_branch(ref, new_head)
 
     def store_and_move_branch(self, ref: Reference, built: BuiltCommit, state: CommitState) -> None:
-        self.helper.store_and_move_branch(ref, built.commit, built.objects)
-        state.stored.update(o.id for o in built.objects)
+        self.helper.store_and_move_branch(ref, built.commit, built.objects, state.stored)
 
     def prepare_values(self, request: CommitRequest, state: CommitState) -> None:
         """Claim the request's new content ids and store its content values, as of the branch
