@@ -192,6 +192,8 @@ def create(conn: Connection[Any], statements: Statements, missing: tuple[str, ..
         with conn.transaction():
             for table in missing:
                 conn.execute(statements.create[table])
+                for statement in statements.after_create.get(table, ()):
+                    conn.execute(statement)
             if statements.schema is not None:
                 conn.execute(statements.write_version, [SCHEMA_COMPONENT, SCHEMA_VERSION, written_by()])
     except (errors.DuplicateTable, errors.DuplicateObject, errors.UniqueViolation):

@@ -57,7 +57,16 @@ class Dialect:
     #: Text type of Nessie's DDL for this database (its JDBC2 ``DatabaseSpecifics``): PostgreSQL's
     #: ``ucs_basic`` orders by code point; CockroachDB's strings compare bytes already.
     nessie_name_type: str
+    #: How the serialised objects are stored, set on the objects table lochkit creates in its own
+    #: layout (None: the database's default). See ``_UNCOMPRESSED_VALUES``.
+    value_storage: str | None = None
 
+
+#: PostgreSQL compresses a value of more than about 2 KB before moving it out of the row (the
+#: column's default ``EXTENDED`` storage). A commit object (about 6.5 KB: ids and an incremental
+#: index of keys and hashes) barely compresses, so every commit paid for a compression attempt
+#: that was thrown away. ``EXTERNAL`` moves large values out of the row uncompressed.
+_UNCOMPRESSED_VALUES: Final = "EXTERNAL"
 
 POSTGRESQL: Final = Dialect(
     "postgresql",
@@ -65,6 +74,8 @@ POSTGRESQL: Final = Dialect(
     'TEXT COLLATE "C"',
     has_upsert=False,
     nessie_name_type="VARCHAR COLLATE ucs_basic",
+    # CockroachDB has no per-column storage clause (and no TOAST): it keeps its default.
+    value_storage=_UNCOMPRESSED_VALUES,
 )
 COCKROACHDB: Final = Dialect(
     "cockroachdb", "cockroachdb", "STRING", has_upsert=True, nessie_name_type="VARCHAR"
@@ -123,12 +134,19 @@ class Statements:
         #: The version table; None in Nessie's layout, which records no version.
         self.schema: str | None = None
         self.table_names: tuple[str, ...] = (refs, objs)
+        #: Statements run right after a table's CREATE, in the same transaction. Nessie's tables
+        #: get none: they are created exactly as Nessie creates them.
+        self.after_create: dict[str, tuple[str, ...]] = {}
         if self.nessie:
             self.create = _nessie_tables(dialect.nessie_name_type)
         else:
             self.schema = schema = f"{prefix}schema"
             self.table_names = (refs, objs, schema)
             self.create = _lochkit_tables(refs, objs, schema, dialect.name_type)
+            if dialect.value_storage is not None:
+                self.after_create[objs] = (
+                    f"ALTER TABLE {objs} ALTER COLUMN obj_value SET STORAGE {dialect.value_storage}",
+                )
             self.read_version = f"SELECT version, written_by FROM {schema} WHERE component = %s"
             self.write_version = (
                 f"INSERT INTO {schema} (component, version, written_by) VALUES (%s, %s, %s) "

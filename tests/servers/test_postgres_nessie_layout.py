@@ -304,3 +304,36 @@ def test_both_layouts_share_one_database(schema: Schema) -> None:
     finally:
         nessie.close()
         lochkit.close()
+
+
+def _value_storage(schema: Schema, table: str) -> str:
+    """``attstorage`` of the table's ``obj_value``: 'x' extended (compressed, the default), 'e' external."""
+    rows = schema.sql(
+        "SELECT a.attstorage FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid "
+        "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = %s AND c.relname = %s AND a.attname = 'obj_value'",
+        [schema.name, table],
+    )
+    return str(rows[0][0])
+
+
+def test_lochkit_stores_its_objects_uncompressed_and_leaves_nessies_ddl_as_nessie_writes_it(
+    schema: Schema,
+) -> None:
+    """lochkit's own objects table keeps large values out of the row without trying to compress
+    them (a commit object barely compresses); the tables it creates in Nessie's layout keep
+    PostgreSQL's default, as Nessie's DDL leaves it."""
+    own = FACTORY.create(schema.url(table_prefix="own_"))
+    nessie = schema.nessie()
+    try:
+        own.setup_schema()
+        nessie.setup_schema()
+        assert _value_storage(schema, "own_objs") == "e"
+        assert _value_storage(schema, "objs2") == "x"
+        # Values of every size still round-trip (a large one goes to the TOAST table uncompressed).
+        rows = [obj_row(tag_obj("s" * n)) for n in (10, 3_000, 200_000)]
+        assert own.insert_objs("r", rows) == [True, True, True]
+        assert own.fetch_objs("r", [r.obj_id for r in rows]) == rows
+    finally:
+        own.close()
+        nessie.close()

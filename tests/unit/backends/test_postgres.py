@@ -40,6 +40,7 @@ from persist_spi.errors import (
     BackendUnavailable,
     UnknownOperationResult,
 )
+from persist_spi.layouts import NESSIE_LAYOUT
 from provisioning.base import ProvisioningFailed
 from provisioning.servers import postgres as provisioning
 
@@ -299,6 +300,14 @@ class TestStatements:
         assert 'ref_name TEXT COLLATE "C" NOT NULL' in sql.create["p_refs"]
         assert "ON CONFLICT (repo, obj_id) DO UPDATE" in sql.upsert_objs
         assert "UPSERT" not in sql.upsert_objs
+
+    def test_only_postgres_own_objects_table_stores_values_uncompressed(self) -> None:
+        """CockroachDB has no storage clause, and Nessie's tables are created as Nessie does."""
+        assert Statements("p_", POSTGRESQL).after_create == {
+            "p_objs": ("ALTER TABLE p_objs ALTER COLUMN obj_value SET STORAGE EXTERNAL",)
+        }
+        assert Statements("p_", COCKROACHDB).after_create == {}
+        assert Statements("p_", POSTGRESQL, NESSIE_LAYOUT).after_create == {}
 
     def test_cockroach_uses_upsert_and_plain_strings(self) -> None:
         sql = Statements("p_", COCKROACHDB)
