@@ -47,3 +47,16 @@ def test_a_miss_decodes_once_and_serves_copies() -> None:
     assert [e.op.action for e in second.iterate()] == [Action.ADD] * 3
     assert second.serialize() == deserialize_index(data).serialize() == data
     assert (cache.hits, cache.misses) == (1, 1)
+
+
+def test_the_cache_keeps_at_most_its_number_of_indexes_newest_first() -> None:
+    """Bounded by count as well as bytes: each index kept is walked by every full collection."""
+    cache = DecodedIndexCache(max_entries=2)
+    datas = [_index(f"k{n}").serialize() for n in range(3)]
+    for data in datas:
+        cache.adopt(data, deserialize_index(data))
+    assert cache.get(datas[2]).keys() == [key("k2")]
+    assert cache.get(datas[1]).keys() == [key("k1")]
+    assert (cache.hits, cache.misses) == (2, 0)
+    assert cache.get(datas[0]).keys() == [key("k0")]  # evicted: decoded again
+    assert cache.misses == 1
