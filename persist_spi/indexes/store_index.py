@@ -360,8 +360,8 @@ def deserialize_index(data: bytes) -> StoreIndexImpl:
 #: Decoded indexes kept at most. A commit reads its parent's index, a retry or a reader the few
 #: before it: the newest hundreds are what gets hit. Each one kept is a list of element objects
 #: the garbage collector walks in every full collection. Bounded by bytes alone (64 MB: about
-#: 11,000 commits' indexes), those walks took about a third of an in-memory commit's time once a
-#: store held 20,000 commits; with this bound, a tenth.
+#: 11,000 commits' indexes), full collections took 31 % of compiled in-memory commits' time over
+#: 20,000 commits; with this bound, 18 %, and the commits ran 1.3 times as fast.
 MAX_DECODED_INDEXES: Final = 512
 
 
