@@ -142,45 +142,29 @@ class AdapterPersist(Persist):
     ) -> tuple[list[ObjRow], list[int | None]]:
         """The rows to send (every size checked first) and each input's position among them
         (None = not sent: no object, or a duplicate id, of which the first occurrence is written)."""
+        unique, slots = _first_of_each_id(objs)
         now = self._clock.micros()
-        rows: list[ObjRow] = []
-        slots: list[int | None] = []
-        seen: set[bytes] = set()
-        for obj in objs:
-            if obj is None or obj.id in seen:
-                slots.append(None)
-                continue
-            seen.add(obj.id)
-            slots.append(len(rows))
-            rows.append(self._encode(obj, now, ignore_soft_size_restrictions))
-        return rows, slots
+        return [self._encode(obj, now, ignore_soft_size_restrictions) for obj in unique], slots
 
     def _rows_or_live(
         self, objs: Sequence[Obj | None], ignore_soft_size_restrictions: bool
     ) -> tuple[list[ObjRow | LiveObjRow], list[int | None]]:
         """:meth:`_rows` for an adapter that keeps objects live: an object of a type it may keep
         is checked as it would be and not serialised; the others become rows."""
+        unique, slots = _first_of_each_id(objs)
         now = self._clock.micros()
-        kept: list[ObjRow | LiveObjRow] = []
-        slots: list[int | None] = []
-        seen: set[bytes] = set()
-        for obj in objs:
-            if obj is None or obj.id in seen:
-                slots.append(None)
-                continue
-            seen.add(obj.id)
-            slots.append(len(kept))
-            type_name = LIVE_OBJ_TYPES.get(type(obj))
-            if type_name is None:
-                kept.append(self._encode(obj, now, ignore_soft_size_restrictions))
-                continue
-            obj_id = obj.id
-            if not isinstance(obj_id, ObjId) or not obj_id:
-                raise InputError(f"{type(obj).__name__} has no id; derive it before storing")
-            if not ignore_soft_size_restrictions:
-                self._check_soft_limits(obj)
-            kept.append(LiveObjRow(obj_id, type_name, None, obj, now))
-        return kept, slots
+        return [self._row_or_live(obj, now, ignore_soft_size_restrictions) for obj in unique], slots
+
+    def _row_or_live(self, obj: Obj, now: int, ignore_soft_size_restrictions: bool) -> ObjRow | LiveObjRow:
+        type_name = LIVE_OBJ_TYPES.get(type(obj))
+        if type_name is None:
+            return self._encode(obj, now, ignore_soft_size_restrictions)
+        obj_id = obj.id
+        if not isinstance(obj_id, ObjId) or not obj_id:
+            raise InputError(f"{type(obj).__name__} has no id; derive it before storing")
+        if not ignore_soft_size_restrictions:
+            self._check_soft_limits(obj)
+        return LiveObjRow(obj_id, type_name, None, obj, now)
 
     def upsert_objs(self, objs: Sequence[Obj | None]) -> None:
         now = self._clock.micros()
@@ -303,6 +287,22 @@ class AdapterPersist(Persist):
         return self._codec.decode(
             trusted_obj_id(row.obj_id), row.obj_type, row.data, row.referenced, row.version_token
         )
+
+
+def _first_of_each_id(objs: Sequence[Obj | None]) -> tuple[list[Obj], list[int | None]]:
+    """The objects to send, each id once (its first occurrence), and each input's position among
+    them (None: no object, or an id seen before)."""
+    unique: list[Obj] = []
+    slots: list[int | None] = []
+    seen: set[bytes] = set()
+    for obj in objs:
+        if obj is None or obj.id in seen:
+            slots.append(None)
+            continue
+        seen.add(obj.id)
+        slots.append(len(unique))
+        unique.append(obj)
+    return unique, slots
 
 
 def _version_token(obj: Obj) -> str:

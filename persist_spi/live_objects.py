@@ -23,35 +23,15 @@ from typing import Final, NamedTuple
 
 from persist_spi.adapter import InsertAndSwap, ObjRow, RefRow
 from persist_spi.codec import ObjCodec
-from persist_spi.objs import (
-    CommitObj,
-    ContentValueObj,
-    IndexObj,
-    IndexSegmentsObj,
-    RefObj,
-    StringObj,
-    TagObj,
-    UniqueIdObj,
-)
+from persist_spi.objs import STANDARD_OBJ_TYPES
 from persist_spi.objtypes import Obj
 
-#: The object classes kept live, with their type's short name. Each is a frozen dataclass whose
-#: fields are immutable all the way down (bytes, strings, tuples, ``CommitHeaders``), so a kept
-#: object cannot change under the store. Updateable and custom objects (version tokens, mutable
-#: attributes) always travel as rows. Subclasses are not in the map: only these exact classes.
-LIVE_OBJ_TYPES: Final[dict[type[Obj], str]] = {
-    cls: cls.TYPE.short_name
-    for cls in (
-        CommitObj,
-        ContentValueObj,
-        IndexObj,
-        IndexSegmentsObj,
-        RefObj,
-        StringObj,
-        TagObj,
-        UniqueIdObj,
-    )
-}
+#: The object classes kept live, with their type's short name: the standard ones. Each is a frozen
+#: dataclass whose fields are immutable all the way down (bytes, strings, tuples,
+#: ``CommitHeaders``), so a kept object cannot change under the store. Updateable and custom
+#: objects (version tokens, mutable attributes) always travel as rows. Subclasses are not in the
+#: map: only these exact classes.
+LIVE_OBJ_TYPES: Final[dict[type[Obj], str]] = {t.cls: t.short_name for t in STANDARD_OBJ_TYPES}
 
 
 class LiveObjRow(NamedTuple):
