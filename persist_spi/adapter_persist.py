@@ -120,16 +120,15 @@ class AdapterPersist(Persist):
         live = self._live
         if live is None:
             rows, slots = self._rows(objs, False)
-            expected, updated = self._pointer_swap(ref, new_pointer)
-            inserted, swapped = self._adapter.insert_objs_and_update_ref(
-                self._repo, rows, expected, _to_row(updated, self._layout)
-            )
         else:
             kept, slots = self._rows_or_live(objs, False)
-            expected, updated = self._pointer_swap(ref, new_pointer)
-            inserted, swapped = live.insert_live_objs_and_update_ref(
-                self._repo, kept, expected, _to_row(updated, self._layout)
-            )
+        expected, updated = self._pointer_swap(ref, new_pointer)
+        new_row = _to_row(updated, self._layout)
+        inserted, swapped = (
+            self._adapter.insert_objs_and_update_ref(self._repo, rows, expected, new_row)
+            if live is None
+            else live.insert_live_objs_and_update_ref(self._repo, kept, expected, new_row)
+        )
         stored = [False if s is None else inserted[s] for s in slots]
         if swapped is None:
             return StoredAndMoved(stored, None)
@@ -159,12 +158,8 @@ class AdapterPersist(Persist):
         type_name = LIVE_OBJ_TYPES.get(type(obj))
         if type_name is None:
             return self._encode(obj, now, ignore_soft_size_restrictions)
-        obj_id = obj.id
-        if not isinstance(obj_id, ObjId) or not obj_id:
-            raise InputError(f"{type(obj).__name__} has no id; derive it before storing")
-        if not ignore_soft_size_restrictions:
-            self._check_soft_limits(obj)
-        return LiveObjRow(obj_id, type_name, None, obj, now)
+        self._check_storable(obj, ignore_soft_size_restrictions)
+        return LiveObjRow(obj.id, type_name, None, obj, now)
 
     def upsert_objs(self, objs: Sequence[Obj | None]) -> None:
         now = self._clock.micros()
@@ -264,14 +259,19 @@ class AdapterPersist(Persist):
     # --- encoding and size checks ----------------------------------------------------------------
 
     def _encode(self, obj: Obj, now: int, ignore_soft_size_restrictions: bool) -> ObjRow:
-        if not isinstance(obj.id, ObjId) or not obj.id:
-            raise InputError(f"{type(obj).__name__} has no id; derive it before storing")
-        if not ignore_soft_size_restrictions:
-            self._check_soft_limits(obj)
+        self._check_storable(obj, ignore_soft_size_restrictions)
         encoded = self._codec.encode(obj)
         if len(encoded.data) > self._hard_limit:
             raise ObjTooLarge(len(encoded.data), self._hard_limit, obj.id, f"serialised {obj.obj_type}")
         return ObjRow(obj.id, encoded.type_short_name, encoded.version_token, encoded.data, now)
+
+    def _check_storable(self, obj: Obj, ignore_soft_size_restrictions: bool) -> None:
+        """What every object stored is checked for before anything is written: an id, and
+        (unless ignored) the soft size limits."""
+        if not isinstance(obj.id, ObjId) or not obj.id:
+            raise InputError(f"{type(obj).__name__} has no id; derive it before storing")
+        if not ignore_soft_size_restrictions:
+            self._check_soft_limits(obj)
 
     def _check_soft_limits(self, obj: Obj) -> None:
         if isinstance(obj, CommitObj):
